@@ -1,0 +1,116 @@
+"""The findings model: what a check says, and the collector that keeps every finding of a run.
+
+Like mlcroissant's ``Issues``, a run collects everything in one pass instead of stopping at the
+first fault, so one broken file never hides what is wrong with the others.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One fault at one place. ``line`` is 1-based; 0 means the file as a whole."""
+
+    code: str
+    severity: Severity
+    file: str
+    line: int
+    message: str
+    related: str | None = None
+    score: float | None = None
+
+    def sort_key(self) -> tuple[str, int, str, str]:
+        return (self.file, self.line, self.code, self.message)
+
+    def to_dict(self) -> dict[str, object]:
+        out = asdict(self)
+        out["severity"] = str(self.severity)
+        if self.related is None:
+            del out["related"]
+        if self.score is None:
+            del out["score"]
+        else:
+            out["score"] = round(self.score, 4)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Finding:
+        return cls(
+            code=str(data["code"]),
+            severity=Severity(str(data["severity"])),
+            file=str(data["file"]),
+            line=int(data["line"]),  # type: ignore[arg-type]
+            message=str(data["message"]),
+            related=data.get("related"),  # type: ignore[arg-type]
+            score=data.get("score"),  # type: ignore[arg-type]
+        )
+
+
+@dataclass
+class Report:
+    """Every finding of one validation run, in file/line order once :meth:`sorted` is called."""
+
+    findings: list[Finding] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    records: int = 0
+
+    def add(self, finding: Finding) -> None:
+        self.findings.append(finding)
+
+    def extend(self, findings: Iterable[Finding]) -> None:
+        self.findings.extend(findings)
+
+    def __iter__(self) -> Iterator[Finding]:
+        return iter(self.findings)
+
+    def __len__(self) -> int:
+        return len(self.findings)
+
+    def sort(self) -> Report:
+        self.findings.sort(key=Finding.sort_key)
+        return self
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity is Severity.WARNING]
+
+    def failed(self, strict: bool = False) -> bool:
+        """Errors fail a run; with ``strict`` warnings do too."""
+        return bool(self.errors) or (strict and bool(self.warnings))
+
+    def summary(self) -> dict[str, object]:
+        by_code: Counter[tuple[str, str]] = Counter(
+            (f.code, str(f.severity)) for f in self.findings
+        )
+        return {
+            "files": len(self.files),
+            "records": self.records,
+            "errors": len(self.errors),
+            "warnings": len(self.warnings),
+            "by_code": {
+                code: {"severity": sev, "count": n} for (code, sev), n in sorted(by_code.items())
+            },
+        }
+
+    def to_dict(self) -> dict[str, object]:
+        return {"findings": [f.to_dict() for f in self.findings], "summary": self.summary()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> Report:
+        findings = [Finding.from_dict(f) for f in data.get("findings", [])]  # type: ignore[union-attr]
+        summary = data.get("summary", {})
+        return cls(findings=findings, records=int(summary.get("records", 0)))  # type: ignore[union-attr]

@@ -1,0 +1,76 @@
+"""The comparison form of a text: what "the same abstract" means for duplicates and record ids.
+
+Two records are the same abstract when they say the same words, whatever their whitespace, case,
+Unicode form, quote style or markup: `**MFSC**`, `<b>MFSC</b>` and `\\textbf{MFSC}` all compare as
+`mfsc`. Markup is removed here with the residue patterns, not with the full cleaner, so the
+checks stay independent of the cleaning library and cheap enough to run on every record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import unicodedata
+
+from validation import residue
+
+_COMMAND_NAME = re.compile(r"\\[A-Za-z]+\*?|\\.")
+_WORD = re.compile(r"\w+")
+
+
+def _strip_markup(text: str) -> str:
+    def html_sub(m: re.Match[str]) -> str:
+        token = m.group()
+        return html.unescape(token) if token.startswith("&") else " "
+
+    text = residue.HTML.sub(html_sub, text)
+
+    def md_sub(m: re.Match[str]) -> str:
+        if m.group("link_text") is not None:
+            return f"{m.group('link_text')} {m.group('link_url')}"
+        for body in ("star_body", "under_body", "code_body"):
+            if m.group(body) is not None:
+                return m.group(body)
+        return m.group()
+
+    text = residue.MARKDOWN.sub(md_sub, text)
+    text = residue.LATEX.sub(lambda m: _COMMAND_NAME.sub(" ", m.group()).replace("$", " "), text)
+    return text
+
+
+def comparison_words(text: str) -> list[str]:
+    """The words of ``text`` after removing markup, NFKC folding and case folding."""
+    folded = unicodedata.normalize("NFKC", _strip_markup(text)).casefold()
+    return _WORD.findall(folded)
+
+
+def comparison_key(text: str) -> str:
+    return " ".join(comparison_words(text))
+
+
+def record_id(key: str) -> str:
+    """A stable id: the first 16 hex digits of the SHA-256 of the comparison key.
+
+    It depends on nothing but the words of the abstract, so it survives a change of file,
+    order, drop, whitespace or markup, and the same abstract gets the same id in every release.
+    """
+    return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+
+
+def shingles(words: list[str], size: int) -> set[str]:
+    """Word ``size``-grams; a text shorter than ``size`` words is one shingle of all its words."""
+    if len(words) < size:
+        return {" ".join(words)} if words else set()
+    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
+
+
+def jaccard(a: set[str], b: set[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def plain_text(text: str) -> str:
+    """``text`` without markup, case and punctuation kept: what a language detector should see."""
+    return " ".join(_strip_markup(text).split())

@@ -1,0 +1,96 @@
+"""The one registry of finding codes and the checks that produce them.
+
+Every code the toolkit can report is registered here with its default severity and scope, so
+the README table, the config validation and the renderers all read from one list. Checks are
+small functions named by their code:
+
+- ``parse`` codes are emitted while bytes are turned into records (they have no function here),
+- ``file`` checks get one :class:`SourceFile`,
+- ``record`` checks get one :class:`Record`,
+- ``corpus`` checks get every file of the run at once (duplicates, header agreement, schema).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from validation.findings import Finding, Severity
+
+if TYPE_CHECKING:
+    from validation.config import Config
+
+SCOPES = ("parse", "file", "record", "corpus")
+
+
+@dataclass(frozen=True)
+class CheckSpec:
+    code: str
+    severity: Severity
+    scope: str
+    description: str
+    func: Callable[..., Iterable[Finding]] | None = None
+    # Bump when a check's logic changes, so cached results of the old logic are not reused.
+    version: int = 1
+
+
+REGISTRY: dict[str, CheckSpec] = {}
+
+
+def register(
+    code: str, severity: str, scope: str, description: str, *, version: int = 1
+) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
+    """Register ``func`` as the check for ``code``."""
+
+    def deco(func: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
+        _add(CheckSpec(code, Severity(severity), scope, description, func, version))
+        return func
+
+    return deco
+
+
+def register_code(code: str, severity: str, description: str) -> None:
+    """Register a code that parsing emits."""
+    _add(CheckSpec(code, Severity(severity), "parse", description))
+
+
+def _add(spec: CheckSpec) -> None:
+    if spec.scope not in SCOPES:
+        raise ValueError(f"unknown scope {spec.scope!r} for {spec.code}")
+    if spec.code in REGISTRY:
+        raise ValueError(f"finding code {spec.code!r} registered twice")
+    REGISTRY[spec.code] = spec
+
+
+def severity_of(code: str, config: Config | None) -> Severity:
+    if config is not None and code in config.severity:
+        return config.severity[code]
+    return REGISTRY[code].severity
+
+
+def finding(
+    code: str,
+    file: str,
+    line: int,
+    message: str,
+    config: Config | None = None,
+    *,
+    related: str | None = None,
+    score: float | None = None,
+) -> Finding:
+    """A finding of a registered code, at the severity the configuration gives it."""
+    if code not in REGISTRY:
+        raise KeyError(f"unregistered finding code {code!r}")
+    return Finding(code, severity_of(code, config), file, line, message, related, score)
+
+
+def checks(scope: str) -> list[CheckSpec]:
+    return [spec for spec in REGISTRY.values() if spec.scope == scope and spec.func is not None]
+
+
+def describe() -> list[dict[str, Any]]:
+    return [
+        {"code": s.code, "severity": str(s.severity), "scope": s.scope, "fires": s.description}
+        for s in REGISTRY.values()
+    ]

@@ -1,0 +1,83 @@
+"""What counts as LaTeX, Markdown and HTML residue in plain text.
+
+This is the one definition of residue: the ``latex``/``markdown``/``html`` checks report these
+matches, the cleaner rewrites exactly these spans, and the cleaner's invariant is that these
+patterns find nothing in its output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html.entities import html5
+
+# --- LaTeX ------------------------------------------------------------------------------------
+# Math first (it may contain commands), then \( \) and \[ \], then commands and escapes.
+_LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<!\\)\$(?!\$)"
+_LATEX_DELIMITED = r"\\\((?:.+?)\\\)|\\\[(?:.+?)\\\]"
+# A command: \name, its optional [..] and {..} arguments (one level of nesting is enough for
+# abstracts); environments (\begin{x}...\end{x}) are commands too.
+_BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
+_LATEX_COMMAND = rf"\\[A-Za-z]+\*?(?:\[[^\]]*\])?(?:{_BRACED})*"
+_LATEX_ESCAPE = r"\\[%&_#${}]"
+LATEX = re.compile("|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE)), re.S)
+
+# --- Markdown ---------------------------------------------------------------------------------
+# Emphasis only opens after a start, space or punctuation other than a word character, so that
+# `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space.
+_MD_STAR = r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])(?P<star_body>[^*]+?|.+?)(?<=[^\s*\\])(?P=star)(?!\*)"
+_MD_UNDER = r"(?<![\w_\\])(?P<under>_{1,3})(?=[^\s_])(?P<under_body>.+?)(?<=[^\s_\\])(?P=under)(?![\w_])"
+_MD_CODE = r"(?<!`)(?P<tick>`+)(?P<code_body>[^`]+?)(?P=tick)(?!`)"
+_MD_LINK = r"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)*)\)"
+MARKDOWN = re.compile("|".join((_MD_LINK, _MD_STAR, _MD_UNDER, _MD_CODE)), re.S)
+
+# --- HTML -------------------------------------------------------------------------------------
+# Only real element names count as tags, so that `a<b and c>d` in a formula is left alone.
+_HTML_NAMES = (
+    "a|abbr|b|big|blockquote|br|caption|center|cite|code|dd|del|div|dl|dt|em|font|h[1-6]|hr|i|"
+    "img|ins|kbd|li|mark|math|mi|mn|mo|mrow|msub|msup|ol|p|pre|q|s|samp|small|span|strike|strong|"
+    "sub|sup|table|tbody|td|th|thead|tr|tt|u|ul|var|wbr"
+)
+_HTML_TAG = (
+    rf"</?(?:{_HTML_NAMES})(?![\w-])"
+    r"(?:\s+[A-Za-z_:][-\w:.]*\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'=<>`]+))*\s*/?>"
+)
+_HTML_COMMENT = r"<!--.*?-->"
+_HTML_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
+HTML = re.compile("|".join((_HTML_COMMENT, _HTML_TAG, _HTML_ENTITY)), re.S | re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class Residue:
+    kind: str
+    start: int
+    end: int
+    text: str
+
+
+def _is_entity(token: str) -> bool:
+    if token.startswith("&#"):
+        return True
+    return token[1:] in html5
+
+
+def find(kind: str, text: str) -> list[Residue]:
+    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``."""
+    if kind == "latex":
+        return [Residue(kind, m.start(), m.end(), m.group()) for m in LATEX.finditer(text)]
+    if kind == "markdown":
+        return [Residue(kind, m.start(), m.end(), m.group()) for m in MARKDOWN.finditer(text)]
+    if kind == "html":
+        return [
+            Residue(kind, m.start(), m.end(), m.group())
+            for m in HTML.finditer(text)
+            if not m.group().startswith("&") or _is_entity(m.group())
+        ]
+    raise ValueError(f"unknown residue kind {kind!r}")
+
+
+KINDS = ("latex", "markdown", "html")
+
+
+def has_any(text: str) -> bool:
+    return any(find(kind, text) for kind in KINDS)
