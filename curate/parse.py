@@ -118,9 +118,7 @@ def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceF
                 starts.append(offset)
             parts.append(piece)
             offset += len(piece)
-        source.records.append(
-            Record(path, block[0][0], " ".join(parts), header, tuple(starts))
-        )
+        source.records.append(Record(path, block[0][0], " ".join(parts), header, tuple(starts)))
         block.clear()
 
     for i in range(body_start, len(lines)):

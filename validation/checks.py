@@ -210,7 +210,9 @@ def iter_records(files: Iterable[SourceFile]) -> Iterator[Record]:
         yield from source.records
 
 
-@register("header-mismatch", "error", "corpus", "the header's venue or year disagrees with the drop")
+@register(
+    "header-mismatch", "error", "corpus", "the header's venue or year disagrees with the drop"
+)
 def check_header_mismatch(files: list[SourceFile], config: Config) -> Iterator[Finding]:
     headed = [f for f in files if f.header is not None]
     if not headed:

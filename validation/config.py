@@ -84,7 +84,7 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         if not isinstance(value, int) or isinstance(value, bool):
             raise bad("an integer")
         return value
-    if isinstance(default, bool) or isinstance(default, str):
+    if isinstance(default, bool | str):
         if type(value) is not type(default):
             raise bad(f"a {type(default).__name__}")
         if name == "near_duplicates" and value not in NEAR_DUPLICATE_POLICIES:
@@ -139,10 +139,8 @@ def load_config(path: str | Path | None = None, *, search_from: str | Path = "."
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     table = data.get("tool", {}).get("curate") if "tool" in data else None
     if table is None:
-        if required and Path(path).name != "pyproject.toml":
-            table = data
-        else:
-            table = {}
+        # A file of its own may hold the table at top level; a pyproject without one is empty.
+        table = data if required and Path(path).name != "pyproject.toml" else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.curate] must be a table")
     return from_mapping(table, str(path))

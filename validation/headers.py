@@ -51,7 +51,8 @@ PHRASES: dict[str, str] = {
 }
 
 _HEADER = re.compile(
-    r"^(?P<venue>[^\W\d_][\w&.+/-]*(?: [^\W\d_][\w&.+/-]*){0,3}) (?P<year>\d{4})(?: (?P<phrase>.+))?$"
+    r"^(?P<venue>[^\W\d_][\w&.+/-]*(?: [^\W\d_][\w&.+/-]*){0,3})"
+    r" (?P<year>\d{4})(?: (?P<phrase>.+))?$"
 )
 MAX_HEADER_WORDS = 10
 MAX_HEADER_CHARS = 100

@@ -25,8 +25,14 @@ LATEX = re.compile("|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LAT
 # --- Markdown ---------------------------------------------------------------------------------
 # Emphasis only opens after a start, space or punctuation other than a word character, so that
 # `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space.
-_MD_STAR = r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])(?P<star_body>[^*]+?|.+?)(?<=[^\s*\\])(?P=star)(?!\*)"
-_MD_UNDER = r"(?<![\w_\\])(?P<under>_{1,3})(?=[^\s_])(?P<under_body>.+?)(?<=[^\s_\\])(?P=under)(?![\w_])"
+_MD_STAR = (
+    r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])"
+    r"(?P<star_body>[^*]+?|.+?)(?<=[^\s*\\])(?P=star)(?!\*)"
+)
+_MD_UNDER = (
+    r"(?<![\w_\\])(?P<under>_{1,3})(?=[^\s_])"
+    r"(?P<under_body>.+?)(?<=[^\s_\\])(?P=under)(?![\w_])"
+)
 _MD_CODE = r"(?<!`)(?P<tick>`+)(?P<code_body>[^`]+?)(?P=tick)(?!`)"
 _MD_LINK = r"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)*)\)"
 MARKDOWN = re.compile("|".join((_MD_LINK, _MD_STAR, _MD_UNDER, _MD_CODE)), re.S)

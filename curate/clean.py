@@ -1,0 +1,352 @@
+"""Turn one raw abstract into plain Unicode text fit for ML training.
+
+The source drops mix plain prose with LaTeX, Markdown and HTML residue and, now and then,
+mojibake. ``clean_text`` rewrites exactly the spans that :mod:`validation.residue` (the single
+definition of residue) flags and leaves every other character alone, so that prose, numbers,
+URLs and curly quotes outside markup survive byte for byte (apart from whitespace).
+
+The guarantees, checked by ``tests/test_clean.py`` on every seed record:
+
+* no residue of any kind is left in the output (``residue.find`` finds nothing);
+* no token outside a residue span is lost;
+* a record without residue comes out unchanged except for whitespace;
+* cleaning is idempotent.
+
+The cleaner reaches a fixed point by running its pass until the text stops changing: one
+rewrite can expose another (``&lt;b&gt;`` unescapes to a tag, ``\\_x\\_`` to Markdown
+emphasis, two ``\\$`` to a ``$...$`` pair), and idempotence then holds by construction.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import ftfy
+from pylatexenc import latexwalker
+from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
+from pylatexenc.macrospec import MacroSpec
+
+from validation import residue
+
+__all__ = ["CleanResult", "clean_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class CleanResult:
+    """The cleaned text and what the cleaner had to do to get it.
+
+    ``kinds`` lists the residue kinds that were found and rewritten, in the fixed order
+    ``("latex", "markdown", "html")``, so that callers can count records per kind without
+    re-running the residue checks on the raw text.
+    """
+
+    text: str
+    kinds: tuple[str, ...]
+    fixed_mojibake: bool
+
+
+# --- Step 1: mojibake -----------------------------------------------------------------------
+# Only ftfy's encoding repairs are switched on. Everything that would restyle correct text is
+# off: ``uncurl_quotes`` would turn the authors' “ ” ’ into ASCII quotes, ``fix_character_width``
+# would fold full-width CJK punctuation (，：) of the Chinese drops into ASCII, and
+# ``unescape_html`` would decode entities everywhere instead of only where residue.HTML flags
+# them (step 2 does that, and reports the "html" kind). Line breaks, control characters and
+# terminal escapes are left to the whitespace step or to the record as it is, and Unicode
+# normalisation is our own step 5, so ftfy's is off too. ``fix_latin_ligatures`` is the one
+# non-encoding fix kept: ﬁ/ﬂ code points are PDF-extraction artefacts that split words for a
+# tokenizer, and keeping NFC (see step 5) means nothing else would undo them.
+_FTFY_CONFIG = ftfy.TextFixerConfig(
+    unescape_html=False,
+    remove_terminal_escapes=False,
+    fix_encoding=True,
+    restore_byte_a0=True,
+    replace_lossy_sequences=True,
+    decode_inconsistent_utf8=True,
+    fix_c1_controls=True,
+    fix_latin_ligatures=True,
+    fix_character_width=False,
+    uncurl_quotes=False,
+    fix_line_breaks=False,
+    fix_surrogates=True,
+    remove_control_chars=False,
+    normalization=None,
+    explain=True,
+)
+# ftfy's explanation steps that mean "the bytes had been decoded wrongly"; a ligature fix is
+# not mojibake.
+_MOJIBAKE_STEPS = frozenset(
+    {"restore_byte_a0", "replace_lossy_sequences", "decode_inconsistent_utf8", "fix_c1_controls"}
+)
+
+
+def _repair_mojibake(text: str) -> tuple[str, bool]:
+    """Undo wrong decodings (``donâ€™t`` → ``don’t``) and say whether any was found."""
+    fixed = ftfy.fix_and_explain(text, _FTFY_CONFIG)
+    mojibake = any(
+        action in ("encode", "decode", "transcode") or name in _MOJIBAKE_STEPS
+        for action, name in fixed.explanation or ()
+    )
+    return fixed.text, mojibake
+
+
+# --- Span rewriting ------------------------------------------------------------------------
+
+
+def _rewrite(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
+    """Replace non-overlapping ``(start, end, replacement)`` spans, given in text order."""
+    out: list[str] = []
+    pos = 0
+    for start, end, replacement in spans:
+        out.append(text[pos:start])
+        out.append(replacement)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+# --- Step 2: HTML ---------------------------------------------------------------------------
+# Tags that break the flow of text become a space so that words on either side do not fuse;
+# inline tags (<i>, <b>, <sup>, ...) vanish without a trace.
+_BLOCK_TAG = re.compile(
+    r"</?(?:blockquote|br|caption|d[dlt]|div|h[1-6r]|li|ol|p|pre|t(?:able|body|head|[dhr])|ul)"
+    r"(?![\w-])",
+    re.I,
+)
+
+
+def _html_to_text(token: str) -> str:
+    if token.startswith("&"):
+        return html.unescape(token)
+    if token.startswith("<!--"):
+        return " "
+    return " " if _BLOCK_TAG.match(token) else ""
+
+
+def _clean_html(text: str) -> tuple[str, bool]:
+    spans = residue.find("html", text)
+    if not spans:
+        return text, False
+    return _rewrite(text, ((s.start, s.end, _html_to_text(s.text)) for s in spans)), True
+
+
+# --- Step 3: Markdown -----------------------------------------------------------------------
+
+
+def _markdown_to_text(match: re.Match[str]) -> str:
+    """Drop the markup, keep every word: a link keeps its text and its URL."""
+    if match.group("link_url") is not None:
+        label, url = match.group("link_text"), match.group("link_url")
+        return url if label.strip() == url else f"{label} ({url})"
+    if match.group("star") is not None:
+        return match.group("star_body")
+    if match.group("under") is not None:
+        return match.group("under_body")
+    return match.group("code_body")
+
+
+def _crosses(start: int, end: int, spans: list[residue.Residue]) -> bool:
+    """True if [start, end) overlaps one of ``spans`` without containing it whole.
+
+    A Markdown match that cuts into a LaTeX span is formula syntax (``$x^*$ ... $y^*$`` pairs
+    two stars across formulas), not emphasis; it is left for the LaTeX step, and the next pass
+    looks at it again once the formula is plain text.
+    """
+    return any(
+        start < s.end and s.start < end and not (start <= s.start and s.end <= end) for s in spans
+    )
+
+
+def _clean_markdown(text: str) -> tuple[str, bool]:
+    latex_spans = residue.find("latex", text)
+    spans = [
+        (m.start(), m.end(), _markdown_to_text(m))
+        for m in residue.MARKDOWN.finditer(text)
+        if not _crosses(m.start(), m.end(), latex_spans)
+    ]
+    if not spans:
+        return text, False
+    return _rewrite(text, spans), True
+
+
+# --- Step 4: LaTeX --------------------------------------------------------------------------
+# pylatexenc 2.11's parser knows \texttt's argument but latex2text has no rule for it, so the
+# argument is dropped (``\texttt{DReaMAD}`` → ``""``); the same holds for other text-style
+# macros. Each of these keeps its argument. \LaTeX and \TeX would come back empty too.
+# \epsilon and \phi map to the *symbol* code points U+03F5 ϵ / U+03D5 ϕ in pylatexenc; authors
+# mean the Greek letter, which is what NFKC would give and what a tokenizer has seen, so they
+# map to ε / φ (as \varepsilon / \varphi already do). \url and \href keep the URL as plain text,
+# the same shape as a Markdown link.
+_TEXT_MACROS = [
+    "texttt",
+    "textsf",
+    "textnormal",
+    "textup",
+    "textmd",
+    "textsl",
+    "textsuperscript",
+    "textsubscript",
+    "mbox",
+    "hbox",
+    "operatorname",
+    "boldsymbol",
+    "bm",
+    "mathnormal",
+]
+_L2T_CONTEXT = get_default_latex_context_db()
+_L2T_CONTEXT.add_context_category(
+    "curate-keep-arguments",
+    prepend=True,
+    macros=[MacroTextSpec(name, simplify_repl="%(1)s") for name in _TEXT_MACROS]
+    + [
+        MacroTextSpec("LaTeX", simplify_repl="LaTeX"),
+        MacroTextSpec("TeX", simplify_repl="TeX"),
+        MacroTextSpec("epsilon", simplify_repl="ε"),
+        MacroTextSpec("phi", simplify_repl="φ"),
+        MacroTextSpec("url", simplify_repl="%(1)s"),
+        MacroTextSpec("href", simplify_repl="%(2)s (%(1)s)"),
+    ],
+)
+# The parser must know the arguments of macros it lacks, or \href{u}{t} crashes latex2text.
+_WALKER_CONTEXT = latexwalker.get_default_latex_context_db()
+_WALKER_CONTEXT.add_context_category(
+    "curate-arguments",
+    prepend=True,
+    macros=[MacroSpec("href", "{{")]
+    + [MacroSpec(name, "{") for name in ("operatorname", "boldsymbol", "bm", "mathnormal")],
+)
+_L2T = LatexNodes2Text(latex_context=_L2T_CONTEXT, math_mode="text")
+
+# A % not escaped by a backslash (an odd number of them) starts a comment for pylatexenc and
+# silently eats the rest of the input.
+_BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
+# What counts as the "arguments" of a span: the span minus command names. Environment names,
+# labels and lengths are syntax, not words.
+_STRUCTURAL = re.compile(r"\\(?:begin|end|label|hspace|vspace)\*?\s*\{[^{}]*\}")
+_COMMAND_NAME = re.compile(r"\\[A-Za-z]+\*?")
+_FALLBACK_TOKEN = re.compile(rf"{_STRUCTURAL.pattern}|\\[A-Za-z]+\*?|\\.|[{{}}$~]", re.S)
+_ESCAPED = "%&_#${}"
+_MATH_DELIMITERS = re.compile(r"\A(?:\$\$?|\\[(\[])|(?:\$\$?|\\[)\]])\Z")
+
+
+def _word_chars(text: str) -> Counter[str]:
+    """Letters and digits of ``text``, compared loosely.
+
+    NFKD plus dropping combining marks lets ``𝒪`` count as ``O``, ``ℝ`` as ``R`` and ``Õ``
+    (from ``\\tilde O``) as ``O``: pylatexenc restyles letters, it must not remove them.
+    """
+    return Counter(ch.casefold() for ch in unicodedata.normalize("NFKD", text) if ch.isalnum())
+
+
+def _keeps_words(span: str, converted: str) -> bool:
+    arguments = _COMMAND_NAME.sub(" ", _STRUCTURAL.sub(" ", span))
+    return not (_word_chars(arguments) - _word_chars(converted))
+
+
+def _fallback_token(match: re.Match[str]) -> str:
+    token = match.group()
+    if len(token) == 2 and token[0] == "\\" and token[1] in _ESCAPED:
+        return token[1]
+    if token[0] == "\\" and token[1:2].isalpha() and "{" not in token:
+        return ""  # a command name: its arguments follow and are kept
+    if token in "{}$":
+        return ""
+    return " "  # \begin{..}, \\, \, \( \[, ~ and the like separate words
+
+
+def _strip_latex(span: str) -> str:
+    """The simple conversion: drop command names, braces and ``$``, keep the arguments."""
+    return _FALLBACK_TOKEN.sub(_fallback_token, span)
+
+
+def _latex_to_text(span: str) -> str:
+    """Convert one flagged LaTeX span, falling back to ``_strip_latex`` if words would be lost.
+
+    pylatexenc is only ever given a single residue span, never the whole record, so its
+    comment handling cannot swallow the prose after a ``%`` in ``50%$\\sim$90%``; inside the
+    span a bare ``%`` is escaped as well.
+    """
+    source = _BARE_PERCENT.sub(r"\1\\%", span)
+    try:
+        converted = _L2T.latex_to_text(source, latex_context=_WALKER_CONTEXT)
+    except Exception:  # pylatexenc raises assorted errors on malformed input; fall back
+        converted = None
+    if converted is None or not _keeps_words(span, converted):
+        return _strip_latex(span)
+    # pylatexenc trims the inside of a formula; where the source had a space there, keep one so
+    # that ``$5 and $10`` does not fuse into ``5 and10``.
+    inner = _MATH_DELIMITERS.sub("", span)
+    lead = " " if inner[:1].isspace() and not converted[:1].isspace() else ""
+    trail = " " if inner[-1:].isspace() and not converted[-1:].isspace() else ""
+    return f"{lead}{converted}{trail}"
+
+
+def _clean_latex(text: str) -> tuple[str, bool]:
+    spans = residue.find("latex", text)
+    if not spans:
+        return text, False
+    return _rewrite(text, ((s.start, s.end, _latex_to_text(s.text)) for s in spans)), True
+
+
+# --- Steps 5 and 6: normalisation and whitespace --------------------------------------------
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _normalise(text: str) -> str:
+    """NFC, then single spaces.
+
+    NFC and not NFKC: NFC only composes (``O`` + U+0303 from ``\\tilde O`` becomes ``Õ``), so
+    it never changes what a character means. NFKC would turn the math letters that LaTeX
+    conversion produces on purpose (``𝒪``, ``ℳ``, ``ℝ``) into plain ``O``/``M``/``R``,
+    superscripts ``x²`` into ``x2`` and full-width CJK punctuation into ASCII, losing
+    information the model could use. Ligatures, the one NFKC fold we want, are undone by ftfy
+    in step 1.
+    """
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+# --- The pipeline ---------------------------------------------------------------------------
+_STEPS: tuple[tuple[str, Callable[[str], tuple[str, bool]]], ...] = (
+    ("html", _clean_html),
+    ("markdown", _clean_markdown),
+    ("latex", _clean_latex),
+)
+# Each pass strictly shortens the residue it rewrites, so a handful of passes reaches the fixed
+# point; the bound only guards against a pathological input looping forever.
+_MAX_PASSES = 10
+
+
+def _one_pass(text: str) -> tuple[str, set[str], bool]:
+    text, mojibake = _repair_mojibake(text)
+    kinds: set[str] = set()
+    for kind, step in _STEPS:
+        text, found = step(text)
+        if found:
+            kinds.add(kind)
+    return _normalise(text), kinds, mojibake
+
+
+def clean_text(text: str) -> CleanResult:
+    """Clean one record: mojibake, HTML, Markdown, LaTeX, NFC, whitespace.
+
+    The pass is repeated until the text no longer changes, so the result contains no residue
+    that a rewrite exposed and ``clean_text(result.text)`` returns the same text.
+    """
+    kinds: set[str] = set()
+    mojibake = False
+    for _ in range(_MAX_PASSES):
+        cleaned, found, fixed = _one_pass(text)
+        kinds |= found
+        mojibake |= fixed
+        if cleaned == text:
+            break
+        text = cleaned
+    return CleanResult(
+        text=text,
+        kinds=tuple(kind for kind in residue.KINDS if kind in kinds),
+        fixed_mojibake=mojibake,
+    )

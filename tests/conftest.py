@@ -1,0 +1,42 @@
+"""Shared fixtures: temporary drops built from the real seed files."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = ROOT / "sources"
+SEED_FILES = sorted(SOURCES.glob("*.txt"))
+
+
+def seed_records(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of each abstract of a seed file, read without the code under test."""
+    out = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1):
+        if i > 2 and line.strip():
+            out.append((i, line.strip()))
+    return out
+
+
+@pytest.fixture
+def drop(tmp_path: Path) -> Callable[..., Path]:
+    """A drop folder holding clean copies of the seeds; call it to add a file to it."""
+    folder = tmp_path / "drop"
+    folder.mkdir()
+    for seed in SEED_FILES:
+        shutil.copy(seed, folder / seed.name)
+
+    def add(name: str, content: str | bytes) -> Path:
+        path = folder / name
+        if isinstance(content, str):
+            path.write_bytes(content.encode("utf-8"))
+        else:
+            path.write_bytes(content)
+        return path
+
+    add.folder = folder  # type: ignore[attr-defined]
+    return add
