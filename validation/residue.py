@@ -13,13 +13,16 @@ from html.entities import html5
 
 # --- LaTeX ------------------------------------------------------------------------------------
 # Math first (it may contain commands), then \( \) and \[ \], then commands and escapes.
-_LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<!\\)\$(?!\$)"
+# A closing `$` has no space before it, so prices are not math: `costs $5 and $10`
+# (half of Pandoc's rule; the other half, no space after the opening `$`, breaks a seed).
+_LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<![\\\s])\$(?!\$)"
 _LATEX_DELIMITED = r"\\\((?:.+?)\\\)|\\\[(?:.+?)\\\]"
 # A command: \name, its optional [..] and {..} arguments (one level of nesting is enough for
 # abstracts); environments (\begin{x}...\end{x}) are commands too.
 _BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
 _LATEX_COMMAND = rf"\\[A-Za-z]+\*?(?:\[[^\]]*\])?(?:{_BRACED})*"
-_LATEX_ESCAPE = r"\\[%&_#${}]"
+# Escapes, spacing commands, `\\` and accents such as \'e and \"o.
+_LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!]|\\['\"^`~=.][A-Za-z]"
 LATEX = re.compile("|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE)), re.S)
 
 # --- Markdown ---------------------------------------------------------------------------------
@@ -30,7 +33,7 @@ _MD_STAR = (
     r"(?P<star_body>[^*]+?|.+?)(?<=[^\s*\\])(?P=star)(?!\*)"
 )
 _MD_UNDER = (
-    r"(?<![\w_\\])(?P<under>_{1,3})(?=[^\s_])"
+    r"(?<![\w_\\/])(?P<under>_{1,3})(?=[^\s_])"
     r"(?P<under_body>.+?)(?<=[^\s_\\])(?P=under)(?![\w_])"
 )
 _MD_CODE = r"(?<!`)(?P<tick>`+)(?P<code_body>[^`]+?)(?P=tick)(?!`)"
