@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from curate import __version__
 from curate.parse import UsageError
@@ -44,6 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(v)
     v.set_defaults(func=cmd_validate)
 
+    b = sub.add_parser("build", help="validate, clean, deduplicate and export the dataset")
+    b.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: sources/)")
+    b.add_argument("--out", default="dist", metavar="DIR", help="output folder (default: dist/)")
+    b.add_argument("--version", dest="set_version", metavar="X.Y.Z", help="release version")
+    b.add_argument("--template", metavar="FILE", help="dataset card template (default: config)")
+    _add_config(b)
+    b.set_defaults(func=cmd_build)
+
     c = sub.add_parser("codes", help="list every finding code with its severity")
     _add_config(c)
     c.set_defaults(func=cmd_codes)
@@ -66,6 +74,45 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         atomic_write_text(args.output, render_json(report))
     return 1 if report.failed(strict=args.strict) else 0
+
+
+def _progress() -> Callable[[str], None]:
+    """Plain lines on stderr: readable in a CI log and on a terminal alike."""
+
+    def say(message: str) -> None:
+        print(f"curate: {message}", file=sys.stderr, flush=True)
+
+    return say
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from curate.build import BuildRefused, build
+    from validation.render import render_text
+
+    config = _config(args)
+    try:
+        result = build(
+            args.paths or [DEFAULT_SOURCES],
+            args.out,
+            config,
+            version=args.set_version,
+            progress=_progress(),
+            template=args.template,
+        )
+    except BuildRefused as exc:
+        sys.stdout.write(render_text(exc.report))
+        print(f"curate: build refused: {exc}; {args.out} left as it was", file=sys.stderr)
+        return 1
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
+    print(
+        f"built {result.out} v{result.version}: {result.records_in} records in, "
+        f"{result.exact_merged} exact and {result.near_merged} near duplicates merged, "
+        f"{result.records_out} records out"
+    )
+    for name in [*sorted(result.manifest["files"]), "manifest.json"]:
+        print(f"  {result.out / name}")
+    return 0
 
 
 def cmd_codes(args: argparse.Namespace) -> int:

@@ -35,7 +35,13 @@ class Config:
     near_duplicates: str = "merge"
     version: str = "1.0.0"
     dataset_name: str = "ICML 2025 Abstracts"
-    license: str = "cc-by-4.0"
+    repo_id: str = "curate-datasets/icml-2025-abstracts"
+    license: str = "other"
+    license_note: str = (
+        "The abstracts are the work of their authors and are redistributed here for research. "
+        "Check the venue's terms before any other use."
+    )
+    card_template: str = "dataset_card.md"
     severity: dict[str, Severity] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:

@@ -1,0 +1,252 @@
+"""``curate build``: validate, clean, deduplicate, and export a deterministic dataset folder."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from curate import __version__, export
+from curate.card import length_stats, render_card
+from curate.clean import clean_text
+from curate.croissant import croissant_metadata, write_croissant
+from curate.dedupe import MATCH_NEAR, DedupeResult, Group, dedupe
+from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
+from curate.validate import validate_paths
+from validation import residue
+from validation.config import Config
+from validation.findings import Finding, Report
+from validation.language import detect
+from validation.normalize import plain_text, record_id
+from validation.records import SourceFile
+from validation.render import render_json
+
+Progress = Callable[[str], None]
+
+
+class BuildRefused(Exception):
+    """The sources failed validation (or the near-duplicate policy): nothing was written."""
+
+    def __init__(self, message: str, report: Report) -> None:
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    version: str
+    records_in: int
+    records_out: int
+    exact_merged: int
+    near_merged: int
+    fingerprint: str
+    report: Report
+    manifest: dict[str, Any]
+
+
+def _has_math(raw: str) -> bool:
+    return any(
+        span.text.startswith(("$", "\\(", "\\[", "\\begin")) for span in residue.find("latex", raw)
+    )
+
+
+def _near_pairs(
+    files: list[SourceFile], report: Report
+) -> tuple[list[tuple[int, int, float]], list[Finding]]:
+    """The near-duplicate pairs the validation run found, as record indexes.
+
+    They are read back from the report rather than computed again: the report is the one
+    statement of what is a near-duplicate, and the build must merge exactly that.
+    """
+    index = {}
+    for source in files:
+        for record in source.records:
+            index[f"{record.file}:{record.line}"] = len(index)
+    findings = [f for f in report if f.code == "near-duplicate"]
+    pairs = [
+        (index[f"{f.file}:{f.line}"], index[f.related], float(f.score))  # type: ignore[index,arg-type]
+        for f in findings
+    ]
+    return pairs, findings
+
+
+def _row(group: Group, config: Config) -> dict[str, Any]:
+    first = group.survivor
+    cleaned = clean_text(first.text)
+    words = cleaned.text.split()
+    language = None
+    if len(words) >= config.language_min_words:
+        language = detect(plain_text(cleaned.text))[0]
+    header = first.header
+    return {
+        "id": record_id(group.key),
+        "abstract": cleaned.text,
+        "abstract_raw": first.text,
+        "venue": header.venue if header else None,
+        "year": header.year if header else None,
+        "language": language,
+        "word_count": len(words),
+        "char_count": len(cleaned.text),
+        "has_math": _has_math(first.text),
+        "markup": list(cleaned.kinds),
+        "sources": [
+            {
+                "file": Path(occ.record.file).name,
+                "line": occ.record.line,
+                "header": occ.record.header.text if occ.record.header else None,
+                "header_language": occ.record.header.language if occ.record.header else None,
+                "match": occ.match,
+                "similarity": round(occ.similarity, 6) if occ.match == MATCH_NEAR else None,
+            }
+            for occ in group.occurrences
+        ],
+    }
+
+
+def _check_table(rows: list[dict[str, Any]]) -> pa.Table:
+    frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
+    for col in ("word_count", "char_count"):
+        frame[col] = frame[col].astype("int32")
+    frame["year"] = frame["year"].astype("Int32")
+    TABLE_SCHEMA.validate(frame, lazy=True)
+    return pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+
+
+def _source_entries(files: list[SourceFile]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": Path(f.path).name,
+            "sha256": f.sha256,
+            "size": f.size,
+            "header": f.header.text if f.header else None,
+            "header_language": f.header.language if f.header else None,
+            "records": len(f.records),
+        }
+        for f in files
+    ]
+
+
+def _created() -> str | None:
+    """Build time only when SOURCE_DATE_EPOCH asks for it: wall-clock time breaks determinism."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        return None
+    return datetime.fromtimestamp(int(epoch), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def build(
+    paths: list[str | Path],
+    out: str | Path,
+    config: Config,
+    *,
+    version: str | None = None,
+    progress: Progress | None = None,
+    template: str | Path | None = None,
+) -> BuildResult:
+    say = progress or (lambda _msg: None)
+    out = Path(out)
+    files, report = validate_paths(paths, config)
+    records = [r for f in files for r in f.records]
+    say(f"validated {len(files)} files, {len(records)} records")
+    if report.errors:
+        raise BuildRefused(f"validation found {len(report.errors)} errors", report)
+    pairs, near_findings = _near_pairs(files, report)
+    if config.near_duplicates == "fail" and near_findings:
+        raise BuildRefused(
+            f"{len(near_findings)} near-duplicates and near_duplicates = 'fail'",
+            Report(findings=near_findings, files=report.files, records=report.records),
+        )
+    result: DedupeResult = dedupe(records, pairs, merge_near=config.near_duplicates == "merge")
+    say(
+        f"deduplicated: {result.exact_merged} exact and {result.near_merged} near duplicates merged"
+    )
+    rows = sorted((_row(g, config) for g in result.groups), key=lambda r: r["id"])
+    say(f"cleaned {len(rows)} records")
+    table = _check_table(rows)
+    fingerprint = export.canonical_fingerprint(rows)
+    version = version or config.version
+    template_path = Path(template or config.card_template)
+    if not template_path.is_file():
+        raise FileNotFoundError(f"dataset card template not found: {template_path}")
+
+    with export.staged_folder(out) as stage:
+        parquet = stage / export.PARQUET_PATH
+        export.write_parquet(table, parquet)
+        sources = _source_entries(files)
+        markup = Counter(kind for row in rows for kind in row["markup"])
+        stats = {
+            "version": version,
+            "rows": len(rows),
+            "records_in": len(records),
+            "exact_merged": result.exact_merged,
+            "near_merged": result.near_merged,
+            "fingerprint": fingerprint,
+            "venues": ", ".join(sorted({f"{r['venue']} {r['year']}" for r in rows if r["venue"]})),
+            "sources": sources,
+            "length": length_stats([r["word_count"] for r in rows]),
+            "markup": {k: markup[k] for k in residue.KINDS},
+            "has_math": sum(r["has_math"] for r in rows),
+        }
+        languages = sorted({r["language"] for r in rows if r["language"]})
+        card = render_card(
+            config,
+            template=template_path,
+            languages=languages,
+            stats=stats,
+            num_bytes=table.nbytes,
+            download_size=parquet.stat().st_size,
+        )
+        (stage / "README.md").write_text(card, encoding="utf-8")
+        write_croissant(
+            stage / "croissant.json",
+            croissant_metadata(
+                name=config.dataset_name,
+                description=f"{config.dataset_name}: cleaned, deduplicated paper abstracts.",
+                version=version,
+                license=config.license,
+                url=f"https://huggingface.co/datasets/{config.repo_id}",
+                parquet_relpath=export.PARQUET_PATH,
+                parquet_sha256=export.sha256_file(parquet),
+                num_rows=len(rows),
+                date_published=_created(),
+            ),
+        )
+        (stage / "validation-report.json").write_text(render_json(report), encoding="utf-8")
+        manifest = {
+            "name": config.dataset_name,
+            "repo_id": config.repo_id,
+            "version": version,
+            "fingerprint": fingerprint,
+            "rows": len(rows),
+            "records_in": len(records),
+            "duplicates_merged": {"exact": result.exact_merged, "near": result.near_merged},
+            "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
+            "files": export.file_inventory(stage, exclude={"manifest.json"}),
+            "sources": sources,
+            "toolkit": {"curate": __version__},
+            "settings": config.as_dict(),
+        }
+        created = _created()
+        if created:
+            manifest["created"] = created
+        export.write_json(stage / "manifest.json", manifest)
+    say(f"wrote {out}")
+    return BuildResult(
+        out=out,
+        version=version,
+        records_in=len(records),
+        records_out=len(rows),
+        exact_merged=result.exact_merged,
+        near_merged=result.near_merged,
+        fingerprint=fingerprint,
+        report=report,
+        manifest=manifest,
+    )

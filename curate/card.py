@@ -1,0 +1,121 @@
+"""The dataset card: YAML metadata through huggingface_hub, prose from ``dataset_card.md``.
+
+The human-written template holds the words; this module supplies the numbers, so the card can
+never disagree with the data it describes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any
+
+import datasets
+import pyarrow as pa
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from curate.table import ARROW_SCHEMA, COLUMNS
+from validation.config import Config
+
+DATA_GLOB = "data/train-*"
+
+
+def size_category(n: int) -> str:
+    """The Hub's size bucket for ``n`` rows."""
+    for limit, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+        (10_000_000, "1M<n<10M"),
+    ):
+        if n < limit:
+            return label
+    return "10M<n<100M"
+
+
+def dataset_info_yaml(num_rows: int, num_bytes: int, download_size: int) -> dict[str, Any]:
+    features = datasets.Features.from_arrow_schema(ARROW_SCHEMA)
+    info = datasets.DatasetInfo(
+        features=features,
+        splits=datasets.SplitDict(
+            {"train": datasets.SplitInfo(name="train", num_bytes=num_bytes, num_examples=num_rows)}
+        ),
+        download_size=download_size,
+        dataset_size=num_bytes,
+    )
+    return info._to_yaml_dict()
+
+
+def type_label(typ: pa.DataType) -> str:
+    """A short type name for people: ``list<struct>`` rather than Arrow's full nesting."""
+    if pa.types.is_list(typ):
+        return f"list<{type_label(typ.value_type)}>"
+    if pa.types.is_struct(typ):
+        return "struct{" + ", ".join(f.name for f in typ) + "}"
+    return str(typ)
+
+
+def _percentile(sorted_values: list[int], q: float) -> int:
+    if not sorted_values:
+        return 0
+    index = min(len(sorted_values) - 1, round(q * (len(sorted_values) - 1)))
+    return sorted_values[index]
+
+
+def length_stats(word_counts: list[int]) -> dict[str, Any]:
+    values = sorted(word_counts)
+    if not values:
+        return {k: 0 for k in ("min", "p10", "median", "mean", "p90", "max")}
+    return {
+        "min": values[0],
+        "p10": _percentile(values, 0.1),
+        "median": _percentile(values, 0.5),
+        "mean": round(statistics.fmean(values), 1),
+        "p90": _percentile(values, 0.9),
+        "max": values[-1],
+    }
+
+
+def render_card(
+    config: Config,
+    *,
+    template: Path,
+    languages: list[str],
+    stats: dict[str, Any],
+    num_bytes: int,
+    download_size: int,
+) -> str:
+    """The README.md of the output folder."""
+    card_data = DatasetCardData(
+        language=languages or list(config.languages),
+        license=config.license,
+        pretty_name=config.dataset_name,
+        size_categories=[size_category(stats["rows"])],
+        task_categories=["text-generation"],
+        tags=["scientific-abstracts", "curate"],
+        configs=[
+            {
+                "config_name": "default",
+                "data_files": [{"split": "train", "path": DATA_GLOB}],
+            }
+        ],
+        dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size),
+    )
+    columns = [
+        {"name": name, "type": type_label(typ), "description": desc} for name, typ, desc in COLUMNS
+    ]
+    card = DatasetCard.from_template(
+        card_data,
+        template_str=template.read_text(encoding="utf-8"),
+        pretty_name=config.dataset_name,
+        repo_id=config.repo_id,
+        threshold=config.near_duplicate_threshold,
+        near_policy={"merge": "merged", "keep": "kept as separate rows", "fail": "refused"}[
+            config.near_duplicates
+        ],
+        license_note=config.license_note,
+        columns=columns,
+        **stats,
+    )
+    return str(card).rstrip("\n") + "\n"

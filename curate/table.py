@@ -1,0 +1,90 @@
+"""The one schema of the published dataset.
+
+Arrow types are the source of truth; the pandera schema checked before writing, the Hugging
+Face ``Features`` in the card and the Croissant fields are all derived from or checked against
+this module, so the three can never disagree about a column.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pandera.pandas as pa_schema
+import pyarrow as pa
+
+SOURCE_TYPE = pa.struct(
+    [
+        pa.field("file", pa.string(), nullable=False),
+        pa.field("line", pa.int32(), nullable=False),
+        pa.field("header", pa.string()),
+        pa.field("header_language", pa.string()),
+        pa.field("match", pa.string(), nullable=False),
+        pa.field("similarity", pa.float64()),
+    ]
+)
+
+# (name, type, description): the description goes into the card and the Croissant file.
+COLUMNS: list[tuple[str, pa.DataType, str]] = [
+    ("id", pa.string(), "Stable id: first 16 hex digits of the SHA-256 of the normalised text."),
+    ("abstract", pa.string(), "The abstract as plain Unicode text (markup converted, NFC)."),
+    ("abstract_raw", pa.string(), "The abstract exactly as found in the source drop."),
+    ("venue", pa.string(), "Venue named by the drop's header, e.g. ICML."),
+    ("year", pa.int32(), "Year named by the drop's header."),
+    ("language", pa.string(), "Language of the abstract (ISO 639-1), by langdetect."),
+    ("word_count", pa.int32(), "Number of whitespace-separated words of `abstract`."),
+    ("char_count", pa.int32(), "Number of characters of `abstract`."),
+    ("has_math", pa.bool_(), "Whether the raw text held LaTeX math."),
+    (
+        "markup",
+        pa.list_(pa.string()),
+        "Kinds of markup found in the raw text and converted: latex, markdown, html.",
+    ),
+    (
+        "sources",
+        pa.list_(SOURCE_TYPE),
+        "Every occurrence of this abstract in the drops: file, line, header, header language, "
+        "match (original, exact or near) and, for near-duplicates, the Jaccard similarity.",
+    ),
+]
+
+NOT_NULL = {"id", "abstract", "abstract_raw", "word_count", "char_count", "has_math", "markup"}
+
+ARROW_SCHEMA = pa.schema(
+    [pa.field(name, typ, nullable=name not in NOT_NULL) for name, typ, _ in COLUMNS]
+)
+DESCRIPTIONS = {name: desc for name, _, desc in COLUMNS}
+MATCH_KINDS = ("original", "exact", "near")
+
+
+def _sources_ok(values: pd.Series) -> pd.Series:
+    def ok(sources: object) -> bool:
+        items = list(sources) if sources is not None else []
+        return (
+            len(items) >= 1
+            and items[0]["match"] == "original"
+            and all(s["match"] in MATCH_KINDS for s in items)
+            and all((s["similarity"] is None) == (s["match"] != "near") for s in items)
+        )
+
+    return values.map(ok)
+
+
+TABLE_SCHEMA = pa_schema.DataFrameSchema(
+    {
+        "id": pa_schema.Column(str, pa_schema.Check.str_matches(r"^[0-9a-f]{16}$"), unique=True),
+        "abstract": pa_schema.Column(str, pa_schema.Check.str_length(min_value=1)),
+        "abstract_raw": pa_schema.Column(str, pa_schema.Check.str_length(min_value=1)),
+        "venue": pa_schema.Column(str, nullable=True),
+        "year": pa_schema.Column("Int32", pa_schema.Check.in_range(1950, 2100), nullable=True),
+        "language": pa_schema.Column(str, nullable=True),
+        "word_count": pa_schema.Column("int32", pa_schema.Check.ge(1)),
+        "char_count": pa_schema.Column("int32", pa_schema.Check.ge(1)),
+        "has_math": pa_schema.Column(bool),
+        "markup": pa_schema.Column(object),
+        "sources": pa_schema.Column(
+            object, pa_schema.Check(_sources_ok, error="sources must start with the original")
+        ),
+    },
+    strict=True,
+    ordered=True,
+    name="published table",
+)

@@ -1,0 +1,303 @@
+"""`curate build`: a clean, deduplicated, deterministic folder that real consumers load."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT, SEED_FILES, SOURCES, seed_records
+from huggingface_hub import DatasetCard
+
+import curate.build
+from curate.build import BuildRefused, build
+from curate.cli import main
+from curate.export import sha256_file
+from validation import residue
+from validation.config import Config
+
+PARQUET = "data/train-00000-of-00001.parquet"
+SEED0, SEED1, SEED2 = SEED_FILES
+TEMPLATE = ROOT / "dataset_card.md"
+
+
+def run_build(paths, out: Path, config: Config | None = None, **kw):
+    return build([*paths], out, config or Config(), template=TEMPLATE, **kw)
+
+
+@pytest.fixture(scope="module")
+def dist(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("build") / "dist"
+    run_build([SOURCES], out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def rows(dist) -> list[dict]:
+    return pq.read_table(dist / PARQUET).to_pylist()
+
+
+def all_files(folder: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+# --- the table ------------------------------------------------------------------------------------
+def test_bundled_sources_give_55_records_from_57(dist, rows):
+    assert len(rows) == 55
+    manifest = json.loads((dist / "manifest.json").read_text())
+    assert (manifest["rows"], manifest["records_in"]) == (55, 57)
+    assert manifest["duplicates_merged"] == {"exact": 2, "near": 0}
+
+
+def test_every_input_record_is_accounted_for(rows):
+    seen = sorted((s["file"], s["line"]) for row in rows for s in row["sources"])
+    expected = sorted((seed.name, line) for seed in SEED_FILES for line, _ in seed_records(seed))
+    assert seen == expected
+
+
+def test_exact_duplicates_keep_the_first_occurrence_and_list_both(rows):
+    merged = {
+        tuple((s["file"], s["line"], s["match"]) for s in row["sources"])
+        for row in rows
+        if len(row["sources"]) > 1
+    }
+    assert merged == {
+        ((SEED0.name, 25, "original"), (SEED1.name, 5, "exact")),
+        ((SEED0.name, 27, "original"), (SEED1.name, 37, "exact")),
+    }
+    row = next(
+        r for r in rows if (r["sources"][0]["file"], r["sources"][0]["line"]) == (SEED0.name, 27)
+    )
+    assert [s["header_language"] for s in row["sources"]] == ["en", "zh"]
+    assert [s["header"] for s in row["sources"]] == ["ICML 2025 Papers", "ICML 2025 论文列表"]
+
+
+def test_rows_are_ordered_by_unique_id(rows):
+    ids = [r["id"] for r in rows]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+
+
+def test_clean_text_has_no_residue_and_keeps_words(rows):
+    for row in rows:
+        for kind in residue.KINDS:
+            assert residue.find(kind, row["abstract"]) == [], (row["id"], kind)
+    text = "\n".join(r["abstract"] for r in rows)
+    for word in (
+        "DReaMAD",
+        "59.24%",
+        "MFSC",
+        "FoPE",
+        "https://github.com/zpwdev/MFSC",
+        "https://www.modelgo.li/",
+        "https://github.com/ShizheHu.",
+        "https://github.com/Aalto-QuML/PIPE",
+    ):
+        assert word in text, word
+
+
+def test_raw_text_is_kept_exactly(rows):
+    raw = {r["abstract_raw"] for r in rows}
+    for seed in SEED_FILES:
+        for _, abstract in seed_records(seed):
+            assert abstract in raw
+
+
+def test_filter_columns(rows):
+    by_start = {r["abstract_raw"][:40]: r for r in rows}
+    moh = next(r for k, r in by_start.items() if k.startswith("In this work, we upgrade"))
+    assert moh["has_math"] is True and moh["markup"] == ["latex"]
+    assert "50%∼90%" in moh["abstract"]
+    lcron = next(r for k, r in by_start.items() if k.startswith("Cascade Ranking"))
+    assert lcron["has_math"] is False and lcron["markup"] == []
+    assert lcron["abstract"] == lcron["abstract_raw"]
+    assert lcron["word_count"] == len(lcron["abstract"].split())
+    assert lcron["char_count"] == len(lcron["abstract"])
+    assert {(r["venue"], r["year"], r["language"]) for r in rows} == {("ICML", 2025, "en")}
+
+
+def test_ids_do_not_depend_on_file_order_or_markup(tmp_path, rows):
+    # The same abstracts, in files named so that they sort the other way round, one of them
+    # re-wrapped and upper-cased: the ids are those of the bundled build.
+    src = tmp_path / "src"
+    src.mkdir()
+    for i, seed in enumerate(reversed(SEED_FILES)):
+        shutil.copy(seed, src / f"{i}_{seed.name}")
+    first = src / f"0_{SEED2.name}"
+    first.write_text(first.read_text(encoding="utf-8").replace("Sync-Point", "SYNC-POINT"))
+    run_build([src], tmp_path / "out")
+    again = pq.read_table(tmp_path / "out" / PARQUET).to_pylist()
+    assert {r["id"] for r in again} == {r["id"] for r in rows}
+
+
+# --- the output folder ----------------------------------------------------------------------------
+def test_output_folder_holds_exactly_the_hub_files(dist):
+    assert sorted(all_files(dist)) == [
+        "README.md",
+        "croissant.json",
+        PARQUET,
+        "manifest.json",
+        "validation-report.json",
+    ]
+
+
+def test_manifest_hashes_every_output_and_source_file(dist):
+    manifest = json.loads((dist / "manifest.json").read_text())
+    assert set(manifest["files"]) == set(all_files(dist)) - {"manifest.json"}
+    for name, entry in manifest["files"].items():
+        assert entry["sha256"] == sha256_file(dist / name)
+    assert [s["name"] for s in manifest["sources"]] == [s.name for s in SEED_FILES]
+    for entry, seed in zip(manifest["sources"], SEED_FILES, strict=True):
+        assert entry["sha256"] == sha256_file(seed)
+    assert manifest["version"] == "1.0.0"
+    assert manifest["settings"]["near_duplicate_threshold"] == 0.8
+    assert "created" not in manifest
+
+
+def test_validation_report_is_written(dist):
+    report = json.loads((dist / "validation-report.json").read_text())
+    assert report["summary"]["errors"] == 0
+    assert report["summary"]["by_code"]["duplicate"]["count"] == 2
+
+
+def test_parquet_is_zstd_with_declared_types(dist):
+    meta = pq.ParquetFile(dist / PARQUET).metadata
+    assert meta.row_group(0).column(0).compression == "ZSTD"
+    schema = pq.read_schema(dist / PARQUET)
+    assert str(schema.field("year").type) == "int32"
+    assert str(schema.field("sources").type).startswith("list<element: struct<file: string")
+
+
+def test_load_dataset_offline_gives_typed_train_split(dist, tmp_path, monkeypatch):
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    ds = datasets.load_dataset(str(dist), cache_dir=str(tmp_path / "cache"))
+    assert list(ds) == ["train"]
+    train = ds["train"]
+    assert train.num_rows == 55
+    f = train.features
+    assert f["year"] == datasets.Value("int32")
+    assert f["has_math"] == datasets.Value("bool")
+    assert f["markup"] == datasets.List(datasets.Value("string"))
+    assert f["sources"].feature["similarity"] == datasets.Value("float64")
+    assert f["sources"].feature["line"] == datasets.Value("int32")
+    assert train[0]["id"] == min(train["id"])
+
+
+def test_pandas_polars_and_duckdb_read_the_parquet(dist):
+    import duckdb
+    import pandas as pd
+    import polars as pl
+
+    path = str(dist / PARQUET)
+    assert len(pd.read_parquet(path)) == 55
+    frame = pl.read_parquet(path)
+    assert frame.height == 55 and frame.schema["word_count"] == pl.Int32
+    ((n,),) = duckdb.sql(f"select count(*) from '{path}' where len(sources) = 2").fetchall()
+    assert n == 2
+
+
+def test_card_yaml_round_trips(dist):
+    card = DatasetCard.load(dist / "README.md")
+    data = card.data.to_dict()
+    assert data["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*"}]}
+    ]
+    assert data["dataset_info"]["splits"][0]["num_examples"] == 55
+    assert [f["name"] for f in data["dataset_info"]["features"]][:3] == [
+        "id",
+        "abstract",
+        "abstract_raw",
+    ]
+    assert data["language"] == ["en"] and data["size_categories"] == ["n<1K"]
+    assert "| Exact duplicates merged | 2 |" in card.text
+    assert "| `001_4aa885bbda26af6d.txt` | ICML 2025 论文列表 | zh | 19 |" in card.text
+
+
+# --- determinism and atomicity --------------------------------------------------------------------
+def test_two_builds_are_byte_identical(dist, tmp_path):
+    run_build([SOURCES], tmp_path / "again")
+    assert all_files(tmp_path / "again") == all_files(dist)
+
+
+def test_source_date_epoch_is_the_only_time_inside(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    run_build([SOURCES], tmp_path / "out")
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["created"] == "2023-11-14T22:13:20Z"
+
+
+def test_failed_build_leaves_previous_output_untouched(dist, tmp_path, monkeypatch):
+    out = tmp_path / "dist"
+    shutil.copytree(dist, out)
+    before = all_files(out)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(curate.build, "write_croissant", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run_build([SOURCES], out, version="9.9.9")
+    assert all_files(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dist"]  # no stray temp folders
+
+
+def test_validation_errors_refuse_the_build(drop, tmp_path, capsys):
+    drop("zz.txt", "ICML 2025 Papers\n\nAbstract \x00 with a NUL byte in it.\n")
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous release")
+    assert main(["build", str(drop.folder), "--out", str(out)]) == 1
+    captured = capsys.readouterr()
+    assert "control-char" in captured.out
+    assert "build refused" in captured.err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+
+
+# --- near-duplicate policy ------------------------------------------------------------------------
+def near_drop(drop) -> Path:
+    _line, text = seed_records(SEED2)[1]
+    words = text.split()
+    words[12] = "banana"
+    drop("zz.txt", "ICML 2025 Papers\n\n" + " ".join(words) + "\n")
+    return drop.folder
+
+
+def test_near_duplicates_merge_by_default(drop, tmp_path):
+    result = run_build([near_drop(drop)], tmp_path / "out")
+    assert (result.records_in, result.records_out, result.near_merged) == (58, 55, 1)
+    rows = pq.read_table(tmp_path / "out" / PARQUET).to_pylist()
+    (row,) = [r for r in rows if any(s["match"] == "near" for s in r["sources"])]
+    assert [(s["file"], s["line"], s["match"]) for s in row["sources"]] == [
+        (SEED2.name, 5, "original"),
+        ("zz.txt", 3, "near"),
+    ]
+    assert 0.8 <= row["sources"][1]["similarity"] < 1.0
+    assert row["sources"][0]["similarity"] is None
+
+
+def test_near_duplicates_kept_when_configured(drop, tmp_path):
+    result = run_build([near_drop(drop)], tmp_path / "out", Config(near_duplicates="keep"))
+    assert (result.records_out, result.near_merged) == (56, 0)
+
+
+def test_near_duplicates_fail_when_configured(drop, tmp_path):
+    with pytest.raises(BuildRefused) as info:
+        run_build([near_drop(drop)], tmp_path / "out", Config(near_duplicates="fail"))
+    assert [f.code for f in info.value.report] == ["near-duplicate"]
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_build_prints_a_summary(tmp_path, capsys):
+    out = tmp_path / "dist"
+    assert main(["build", "--out", str(out), "--template", str(TEMPLATE)]) == 0
+    captured = capsys.readouterr()
+    assert "57 records in, 2 exact and 0 near duplicates merged, 55 records out" in captured.out
+    assert "validated 3 files, 57 records" in captured.err
