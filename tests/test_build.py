@@ -301,3 +301,13 @@ def test_cli_build_prints_a_summary(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "57 records in, 2 exact and 0 near duplicates merged, 55 records out" in captured.out
     assert "validated 3 files, 57 records" in captured.err
+
+
+def test_croissant_file_reads_back_every_row_with_mlcroissant(dist):
+    import mlcroissant as mlc
+
+    dataset = mlc.Dataset(jsonld=str(dist / "croissant.json"))
+    records = list(dataset.records(record_set="default"))
+    assert len(records) == 55
+    ids = sorted(r["default/id"].decode() for r in records)
+    assert ids == sorted(pq.read_table(dist / PARQUET).column("id").to_pylist())
