@@ -7,20 +7,44 @@ Bad input never produces a traceback: it is a finding or a one-line message.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 
-from curate import __version__
+from curate import __version__, release
+from curate.hub import HubError
 from curate.parse import UsageError
 from validation.config import Config, ConfigError, load_config
 
 DEFAULT_SOURCES = "sources"
+DEFAULT_CACHE_DIR = ".curate-cache"
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
         self.exit(2, f"curate: error: {message}\n")
+
+
+def _add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes for per-file checks (default: one per core)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"do not read or write the validation cache ({DEFAULT_CACHE_DIR}/ by default, "
+        "or $CURATE_CACHE_DIR)",
+    )
+
+
+def cache_dir(args: argparse.Namespace) -> str | None:
+    if args.no_cache:
+        return None
+    return os.environ.get("CURATE_CACHE_DIR") or DEFAULT_CACHE_DIR
 
 
 def _add_config(p: argparse.ArgumentParser) -> None:
@@ -41,6 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=("text", "json", "github"), default="text")
     v.add_argument("--strict", action="store_true", help="warnings fail the run too")
     v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    _add_run_options(v)
     _add_config(v)
     v.set_defaults(func=cmd_validate)
 
@@ -49,8 +74,39 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="dist", metavar="DIR", help="output folder (default: dist/)")
     b.add_argument("--version", dest="set_version", metavar="X.Y.Z", help="release version")
     b.add_argument("--template", metavar="FILE", help="dataset card template (default: config)")
+    b.add_argument(
+        "--previous",
+        metavar="REF",
+        help="previous release to compare with, bump the version from and write CHANGELOG.md "
+        "against: a build folder, or hub:ORG/NAME[@REVISION] (default revision: newest vX.Y.Z tag)",
+    )
+    b.add_argument(
+        "--allow-first-release",
+        action="store_true",
+        help="if --previous hub:ORG/NAME has no release yet, build the first one, not fail",
+    )
     _add_config(b)
     b.set_defaults(func=cmd_build)
+
+    d = sub.add_parser("diff", help="compare two releases record by record")
+    d.add_argument("old", metavar="A", help="build folder, Parquet file or hub:ORG/NAME[@REV]")
+    d.add_argument("new", metavar="B", help="build folder, Parquet file or hub:ORG/NAME[@REV]")
+    d.add_argument("--format", choices=("text", "json"), default="text")
+    d.add_argument(
+        "--exit-code", action="store_true", help="exit 1 if the releases differ (like git diff)"
+    )
+    d.set_defaults(func=cmd_diff)
+
+    pub = sub.add_parser("publish", help="publish a build folder to the Hub as a tagged release")
+    pub.add_argument("dir", nargs="?", default="dist", metavar="DIR", help="default: dist/")
+    pub.add_argument("--repo-id", required=True, metavar="ORG/NAME", help="dataset repository")
+    pub.add_argument(
+        "--dry-run", action="store_true", help="print what would happen and change nothing"
+    )
+    pub.add_argument(
+        "--private", action="store_true", help="create the repository private if it is missing"
+    )
+    pub.set_defaults(func=cmd_publish)
 
     c = sub.add_parser("codes", help="list every finding code with its severity")
     _add_config(c)
@@ -67,7 +123,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from validation.render import RENDERERS, render_json
 
     config = _config(args)
-    _, report = validate_paths(args.paths or [DEFAULT_SOURCES], config)
+    report = validate_paths(
+        args.paths or [DEFAULT_SOURCES], config, jobs=args.jobs, cache_dir=cache_dir(args)
+    ).report
     sys.stdout.write(RENDERERS[args.format](report))
     if args.output:
         from curate.io import atomic_write_text
@@ -90,14 +148,28 @@ def cmd_build(args: argparse.Namespace) -> int:
     from validation.render import render_text
 
     config = _config(args)
+    say = _progress()
+    previous = None
+    if args.previous:
+        try:
+            previous = release.load_release(args.previous, say=say)
+        except release.NoPreviousRelease as exc:
+            if not args.allow_first_release:
+                print(
+                    f"curate: error: {exc} (--allow-first-release builds the first one)",
+                    file=sys.stderr,
+                )
+                return 1
+            say(f"{exc}: building the first release")
     try:
         result = build(
             args.paths or [DEFAULT_SOURCES],
             args.out,
             config,
             version=args.set_version,
-            progress=_progress(),
+            progress=say,
             template=args.template,
+            previous=previous,
         )
     except BuildRefused as exc:
         sys.stdout.write(render_text(exc.report))
@@ -110,8 +182,45 @@ def cmd_build(args: argparse.Namespace) -> int:
         f"{result.exact_merged} exact and {result.near_merged} near duplicates merged, "
         f"{result.records_out} records out"
     )
+    if result.diff is not None:
+        print(
+            f"  since v{result.previous_version}: {release.counts_line(result.diff)}; "
+            f"schema {'changed' if result.diff.schema else 'unchanged'}; "
+            f"bump {result.diff.level or 'none'}"
+        )
     for name in [*sorted(result.manifest["files"]), "manifest.json"]:
         print(f"  {result.out / name}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    say = _progress()
+    old = release.load_release(args.old, say=say)
+    new = release.load_release(args.new, say=say)
+    diff = release.diff_releases(old, new)
+    render = release.render_json if args.format == "json" else release.render_text
+    sys.stdout.write(render(diff))
+    return 1 if args.exit_code and diff.level is not None else 0
+
+
+def cmd_publish(args: argparse.Namespace) -> int:
+    from curate.publish import PublishError, publish
+
+    say = _progress()
+    try:
+        result = publish(
+            args.dir, args.repo_id, private=args.private, dry_run=args.dry_run, say=say
+        )
+    except PublishError as exc:
+        print(f"curate: publish refused: {exc}", file=sys.stderr)
+        return 1
+    if result.action == "dry-run":
+        print(f"dry run: nothing was changed on the Hub ({args.repo_id} {result.tag})")
+    elif result.action == "unchanged":
+        print(f"{args.repo_id} {result.tag} is already published with this content: no-op")
+    else:
+        print(f"published {args.repo_id} {result.tag} (commit {result.commit})")
+        print(f'  load_dataset("{args.repo_id}", revision="{result.tag}")')
     return 0
 
 
@@ -131,9 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
-    except (UsageError, ConfigError) as exc:
+    except (UsageError, ConfigError, release.ReleaseUsageError) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 2
+    except (release.ReleaseError, HubError) as exc:
+        print(f"curate: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("curate: interrupted", file=sys.stderr)
         return 130

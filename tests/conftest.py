@@ -40,3 +40,9 @@ def drop(tmp_path: Path) -> Callable[..., Path]:
 
     add.folder = folder  # type: ignore[attr-defined]
     return add
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Each test gets its own validation cache: no test sees another's (or a developer's)."""
+    monkeypatch.setenv("CURATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))

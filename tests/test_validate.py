@@ -11,6 +11,7 @@ import pytest
 from conftest import ROOT, SEED_FILES, SOURCES, seed_records
 
 from curate.cli import main
+from curate.parse import parse_file
 from curate.validate import validate_paths
 from validation.config import Config
 
@@ -67,8 +68,7 @@ SEED_FINDINGS = (
 
 
 def run(*paths: Path, config: Config | None = None):
-    _, report = validate_paths(list(paths), config or Config())
-    return report
+    return validate_paths(list(paths), config or Config()).report
 
 
 def at(report, name: str) -> list[tuple[str, int]]:
@@ -175,7 +175,8 @@ def test_language_finding_gives_language_and_probability(drop):
 def test_chinese_header_over_english_abstracts_is_no_finding(tmp_path):
     (tmp_path / "a.txt").write_text(text(EN1, header="ICML 2025 论文列表"), encoding="utf-8")
     (tmp_path / "b.txt").write_text(text(EN2, header="ICML 2025 Papers"), encoding="utf-8")
-    files, report = validate_paths([tmp_path], Config())
+    run = validate_paths([tmp_path], Config())
+    files, report = run.files, run.report
     assert list(report) == []
     assert [f.header.language for f in files] == ["zh", "en"]
     assert {(f.header.venue, f.header.year) for f in files} == {("ICML", 2025)}
@@ -194,19 +195,22 @@ def test_clean_controls_give_no_finding(tmp_path):
     )
     (tmp_path / "controls.txt").write_text(body, encoding="utf-8")
     (tmp_path / "no-final-newline.txt").write_text(text(P).rstrip("\n"), encoding="utf-8")
-    files, report = validate_paths([tmp_path], Config())
+    run = validate_paths([tmp_path], Config())
+    files, report = run.files, run.report
     assert list(report) == []
     controls = files[0]
     second = 3 + len(textwrap.wrap(EN1, 60)) + 3  # after three blank lines
     third = second + len(textwrap.wrap(EN2, 50)) + 1
-    assert [r.line for r in controls.records] == [3, second, third]
-    assert controls.records[0].text == EN1  # hard-wrapped lines joined with single spaces
+    assert list(controls.lines) == [3, second, third]
+    parsed = parse_file(tmp_path / "controls.txt")
+    assert parsed.records[0].text == EN1  # hard-wrapped lines joined with single spaces
 
 
 def test_header_missing_keeps_the_records(tmp_path):
     (tmp_path / "a.txt").write_text(EN1 + "\n\n" + GERMAN + "\n", encoding="utf-8")
-    files, report = validate_paths([tmp_path], Config())
-    assert [r.line for r in files[0].records] == [1, 3]
+    run = validate_paths([tmp_path], Config())
+    files, report = run.files, run.report
+    assert list(files[0].lines) == [1, 3]
     assert sorted((f.code, f.line) for f in report) == [("header-missing", 1), ("language", 3)]
 
 

@@ -9,14 +9,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 import ftfy
 
 from validation import normalize, residue
 from validation.config import Config
+from validation.corpus import Corpus
 from validation.findings import Finding
-from validation.language import detect
+from validation.language import detect, looks_english
 from validation.records import Record, SourceFile
 from validation.registry import finding, register, register_code
 
@@ -27,10 +28,6 @@ register_code("line-endings", "warning", "CR or CRLF line endings")
 register_code("empty-file", "error", "no records (an empty file, or a header alone)")
 register_code("header-missing", "error", "line 1 is not a header (for example it is an abstract)")
 register_code("unreadable", "error", "the file cannot be read at all (permissions, I/O error)")
-
-
-def _loc(record: Record) -> str:
-    return f"{record.file}:{record.line}"
 
 
 def _excerpt(text: str, width: int = 60) -> str:
@@ -71,6 +68,8 @@ def plain_words(record: Record) -> list[str]:
 def check_language(record: Record, config: Config) -> Iterator[Finding]:
     plain = normalize.plain_text(record.text)
     if len(plain.split()) < config.language_min_words:
+        return
+    if "en" in config.languages and looks_english(plain):
         return
     lang, prob = detect(plain)
     if lang in config.languages:
@@ -114,7 +113,9 @@ def check_html(record: Record, config: Config) -> Iterator[Finding]:
 @register("mojibake", "error", "record", "text garbled by a wrong decoding, as ftfy recognises it")
 def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
     text = record.text
-    if not ftfy.badness.is_bad(text):
+    # Mojibake always leaves a character outside ASCII and the common typographic punctuation
+    # (UTF-8's lead bytes decode to Ã, â, Â, Ä, ...): text without one needs no ftfy pass.
+    if not _MOJIBAKE_SUSPECT.search(text) or not ftfy.badness.is_bad(text):
         return
     fixed = ftfy.fix_encoding(text)
     if fixed == text:
@@ -131,6 +132,7 @@ def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
     )
 
 
+_MOJIBAKE_SUSPECT = re.compile(r"[^\x00-\x7f\u2018\u2019\u201c\u201d\u2013\u2014\u2026]")
 _ALLOWED_CONTROLS = {"\n", "\t"}
 
 
@@ -142,6 +144,8 @@ def _is_control(ch: str) -> bool:
 
 @register("control-char", "error", "record", "control or invisible format characters")
 def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
+    if record.text.isprintable():  # no Cc, Cf, Zl, Zp (nor Zs other than space): nothing to see
+        return
     seen: dict[int, list[str]] = {}
     for i, ch in enumerate(record.text):
         if _is_control(ch):
@@ -205,20 +209,14 @@ def check_truncated(record: Record, config: Config) -> Iterator[Finding]:
 
 
 # --- corpus checks --------------------------------------------------------------------------------
-def iter_records(files: Iterable[SourceFile]) -> Iterator[Record]:
-    for source in files:
-        yield from source.records
-
-
-@register(
-    "header-mismatch", "error", "corpus", "the header's venue or year disagrees with the drop"
-)
-def check_header_mismatch(files: list[SourceFile], config: Config) -> Iterator[Finding]:
-    headed = [f for f in files if f.header is not None]
+@register("header-mismatch", "error", "corpus",
+          "the header's venue or year disagrees with the drop")  # fmt: skip
+def check_header_mismatch(corpus: Corpus, config: Config) -> Iterator[Finding]:
+    headed = [(f.path, f.header) for f in corpus.files if f.header is not None]
     if not headed:
         return
-    venues = Counter(f.header.venue.casefold() for f in headed)  # type: ignore[union-attr]
-    years = Counter(f.header.year for f in headed)  # type: ignore[union-attr]
+    venues = Counter(h.venue.casefold() for _, h in headed)
+    years = Counter(h.year for _, h in headed)
     if config.venue is not None:
         venue, venue_why = config.venue.casefold(), "the configured venue"
     else:
@@ -229,9 +227,7 @@ def check_header_mismatch(files: list[SourceFile], config: Config) -> Iterator[F
     else:
         year = years.most_common(1)[0][0]
         year_why = f"the year of {years[year]} of {len(headed)} files"
-    for f in headed:
-        h = f.header
-        assert h is not None
+    for path, h in headed:
         problems = []
         if h.venue.casefold() != venue:
             problems.append(f"venue {h.venue!r} differs from {venue_why} ({venue.upper()!r})")
@@ -239,31 +235,31 @@ def check_header_mismatch(files: list[SourceFile], config: Config) -> Iterator[F
             problems.append(f"year {h.year} differs from {year_why} ({year})")
         if problems:
             yield finding(
-                "header-mismatch", f.path, 1, f"header {h.text!r}: " + "; ".join(problems), config
+                "header-mismatch", path, 1, f"header {h.text!r}: " + "; ".join(problems), config
             )
 
 
 @register(
     "duplicate", "warning", "corpus", "a record's text equals an earlier record's (normalised)"
 )
-def check_duplicates(files: list[SourceFile], config: Config) -> Iterator[Finding]:
-    first: dict[str, Record] = {}
-    for record in iter_records(files):
-        key = normalize.comparison_key(record.text)
-        if not key:
+def check_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
+    first: dict[str, int] = {}
+    for g, rid in enumerate(corpus.ids):
+        if not rid:
             continue
-        if key in first:
-            original = first[key]
+        if rid in first:
+            original = corpus.loc(first[rid])
             yield finding(
                 "duplicate",
-                record.file,
-                record.line,
-                f"same abstract as {_loc(original)}: {_excerpt(record.text, 50)!r}",
+                corpus.path(g),
+                corpus.line(g),
+                f"same abstract as {original} (equal after normalising whitespace, case, "
+                "Unicode and markup)",
                 config,
-                related=_loc(original),
+                related=original,
             )
         else:
-            first[key] = record
+            first[rid] = g
 
 
 @register(
@@ -272,28 +268,25 @@ def check_duplicates(files: list[SourceFile], config: Config) -> Iterator[Findin
     "corpus",
     "word-shingle Jaccard similarity to an earlier record at or above the threshold",
 )
-def check_near_duplicates(files: list[SourceFile], config: Config) -> Iterator[Finding]:
-    from validation.neardup import near_duplicate_pairs
-
-    records = list(iter_records(files))
-    for later, earlier, score in near_duplicate_pairs(
-        [r.text for r in records], config.near_duplicate_threshold, config.shingle_size
+def check_near_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
+    for later, earlier, score in corpus.near_pairs(
+        config.near_duplicate_threshold, config.shingle_size
     ):
-        rec, orig = records[later], records[earlier]
+        original = corpus.loc(earlier)
         yield finding(
             "near-duplicate",
-            rec.file,
-            rec.line,
-            f"{score:.0%} similar to {_loc(orig)} (word {config.shingle_size}-shingle Jaccard, "
+            corpus.path(later),
+            corpus.line(later),
+            f"{score:.0%} similar to {original} (word {config.shingle_size}-shingle Jaccard, "
             f"threshold {config.near_duplicate_threshold:.2f})",
             config,
-            related=_loc(orig),
+            related=original,
             score=score,
         )
 
 
-@register("schema", "error", "corpus", "the parsed record table breaks its pandera schema")
-def check_schema(files: list[SourceFile], config: Config) -> Iterator[Finding]:
+@register("schema", "error", "file", "the parsed record table breaks its pandera schema")
+def check_schema(source: SourceFile, config: Config) -> Iterator[Finding]:
     from validation.schema import schema_findings
 
-    return schema_findings(files, config)
+    return schema_findings(source, config)

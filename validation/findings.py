@@ -63,6 +63,8 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     files: list[str] = field(default_factory=list)
     records: int = 0
+    # Seconds per stage (parse, each check code, ...): for benchmarks and --verbose, not output.
+    timings: dict[str, float] = field(default_factory=dict)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)

@@ -24,7 +24,8 @@ def _strip_markup(text: str) -> str:
         token = m.group()
         return html.unescape(token) if token.startswith("&") else " "
 
-    text = residue.HTML.sub(html_sub, text)
+    if residue.may_have("html", text):
+        text = residue.HTML.sub(html_sub, text)
 
     def md_sub(m: re.Match[str]) -> str:
         if m.group("link_text") is not None:
@@ -34,9 +35,11 @@ def _strip_markup(text: str) -> str:
                 return m.group(body)
         return m.group()
 
-    text = residue.MARKDOWN.sub(md_sub, text)
-    text = residue.LATEX.sub(lambda m: _COMMAND_NAME.sub(" ", m.group()).replace("$", " "), text)
-    return text
+    if residue.may_have("markdown", text):
+        text = residue.MARKDOWN.sub(md_sub, text)
+    if not residue.may_have("latex", text):
+        return text
+    return residue.LATEX.sub(lambda m: _COMMAND_NAME.sub(" ", m.group()).replace("$", " "), text)
 
 
 def comparison_words(text: str) -> list[str]:

@@ -70,8 +70,23 @@ def _is_entity(token: str) -> bool:
     return token[1:] in html5
 
 
+# Every residue of a kind contains one of these characters; a text without any of them is
+# clean of that kind, and the (much slower) pattern need not run. Most abstracts hit this path.
+TRIGGERS = {
+    "latex": re.compile(r"[$\\]"),
+    "markdown": re.compile(r"[*_`\[]"),
+    "html": re.compile(r"[<&]"),
+}
+
+
+def may_have(kind: str, text: str) -> bool:
+    return TRIGGERS[kind].search(text) is not None
+
+
 def find(kind: str, text: str) -> list[Residue]:
     """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``."""
+    if not may_have(kind, text):
+        return []
     if kind == "latex":
         return [Residue(kind, m.start(), m.end(), m.group()) for m in LATEX.finditer(text)]
     if kind == "markdown":

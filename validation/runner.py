@@ -1,14 +1,112 @@
-"""Running every registered check over parsed files, in one pass, into one report."""
+"""Running every registered check, one file at a time and then across the corpus.
+
+``check_file`` is the unit of parallel work and of caching: it needs nothing but one parsed file
+and the configuration. ``check_corpus`` then runs the cross-file checks on what the files left
+behind. ``run_checks`` does both in-process for parsed files already in memory.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+import numpy as np
 
 from validation import checks as _checks  # noqa: F401  (fills the registry)
 from validation.config import Config
-from validation.findings import Report
-from validation.records import SourceFile
+from validation.corpus import Corpus, FileResult, TextLoader
+from validation.findings import Finding, Report
+from validation.records import Record, SourceFile
 from validation.registry import checks
+from validation.sketch import BANDS, sketch
+
+
+@dataclass(frozen=True, slots=True)
+class RecordResult:
+    """A record's own findings (lines relative to its first line), id and band hashes."""
+
+    findings: tuple[Finding, ...]
+    id: str
+    bands: np.ndarray
+
+
+class RecordCache(Protocol):
+    def get(self, text: str) -> RecordResult | None: ...
+
+    def put(self, text: str, result: RecordResult) -> None: ...
+
+
+def check_record(record: Record, config: Config, timings: dict[str, float]) -> RecordResult:
+    found: list[Finding] = []
+    for spec in checks("record"):
+        t = time.perf_counter()
+        found.extend(spec.func(record, config))  # type: ignore[misc]
+        timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
+    t = time.perf_counter()
+    sk, _ = sketch(record.text, config.shingle_size)
+    timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
+    relative = tuple(replace(f, file="", line=f.line - record.line) for f in found)
+    return RecordResult(relative, sk.id, sk.bands)
+
+
+def check_file(source: SourceFile, config: Config, cache: RecordCache | None = None) -> FileResult:
+    """Parse findings, file checks and record checks of one file, and its records' sketches."""
+    timings: dict[str, float] = {}
+    findings = list(source.findings)
+    for spec in checks("file"):
+        t = time.perf_counter()
+        findings.extend(spec.func(source, config))  # type: ignore[misc]
+        timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
+    n = len(source.records)
+    bands = np.zeros((n, BANDS), dtype=np.uint64)
+    ids: list[str] = []
+    for i, record in enumerate(source.records):
+        result = cache.get(record.text) if cache is not None else None
+        if result is None:
+            result = check_record(record, config, timings)
+            if cache is not None:
+                cache.put(record.text, result)
+        findings.extend(
+            replace(f, file=source.path, line=f.line + record.line) for f in result.findings
+        )
+        ids.append(result.id)
+        bands[i] = result.bands
+    lines = np.fromiter((r.line for r in source.records), dtype=np.int32, count=n)
+    return FileResult(
+        source.path, source.header, source.sha256, source.size, lines, ids, bands, findings,
+        timings,
+    )  # fmt: skip
+
+
+def check_corpus(
+    results: list[FileResult], config: Config, load_texts: TextLoader
+) -> tuple[list[Finding], dict[str, float]]:
+    corpus = Corpus(results, load_texts)
+    found: list[Finding] = []
+    timings: dict[str, float] = {}
+    for spec in checks("corpus"):
+        t = time.perf_counter()
+        found.extend(spec.func(corpus, config))  # type: ignore[misc]
+        timings[spec.code] = time.perf_counter() - t
+    return found, timings
+
+
+def make_report(
+    results: list[FileResult], corpus_findings: list[Finding], timings: dict[str, float]
+) -> Report:
+    report = Report(files=[r.path for r in results], records=sum(r.n_records for r in results))
+    for r in results:
+        report.extend(r.findings)
+    report.extend(corpus_findings)
+    report.timings = timings
+    return report.sort()
+
+
+def add_timings(total: dict[str, float], more: dict[str, float]) -> None:
+    for key, value in more.items():
+        total[key] = total.get(key, 0.0) + value
 
 
 def run_checks(
@@ -17,23 +115,18 @@ def run_checks(
     *,
     progress: Callable[[str, int], None] | None = None,
 ) -> Report:
-    """All findings of ``files``: parse findings, then file, record and corpus checks.
-
-    ``files`` must be in path order; "earlier" in duplicate checks means earlier in that order.
-    """
-    report = Report(files=[f.path for f in files], records=sum(len(f.records) for f in files))
+    """All findings of parsed ``files`` (in path order), checked in this process."""
+    results = []
+    timings: dict[str, float] = {}
     for source in files:
-        report.extend(source.findings)
-    for spec in checks("file"):
-        for source in files:
-            report.extend(spec.func(source, config))  # type: ignore[misc]
-    record_checks = [spec.func for spec in checks("record")]
-    for source in files:
-        for record in source.records:
-            for func in record_checks:
-                report.extend(func(record, config))  # type: ignore[misc]
+        results.append(check_file(source, config))
+        add_timings(timings, results[-1].timings)
         if progress is not None:
             progress(source.path, len(source.records))
-    for spec in checks("corpus"):
-        report.extend(spec.func(files, config))  # type: ignore[misc]
-    return report.sort()
+
+    def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+        return {(fi, ri): files[fi].records[ri].text for fi, ri in keys}
+
+    corpus_findings, corpus_timings = check_corpus(results, config, load)
+    add_timings(timings, corpus_timings)
+    return make_report(results, corpus_findings, timings)

@@ -33,7 +33,7 @@ RECORD_SCHEMA = pa.DataFrameSchema(
 )
 
 
-def records_frame(files: list[SourceFile]) -> pd.DataFrame:
+def records_frame(source: SourceFile) -> pd.DataFrame:
     rows = [
         {
             "file": r.file,
@@ -43,8 +43,7 @@ def records_frame(files: list[SourceFile]) -> pd.DataFrame:
             "year": r.header.year if r.header else None,
             "header_language": r.header.language if r.header else None,
         }
-        for f in files
-        for r in f.records
+        for r in source.records
     ]
     frame = pd.DataFrame(rows, columns=list(RECORD_SCHEMA.columns))
     frame["year"] = frame["year"].astype("Int64")
@@ -52,8 +51,8 @@ def records_frame(files: list[SourceFile]) -> pd.DataFrame:
     return frame
 
 
-def schema_findings(files: list[SourceFile], config: Config) -> Iterator[Finding]:
-    frame = records_frame(files)
+def schema_findings(source: SourceFile, config: Config) -> Iterator[Finding]:
+    frame = records_frame(source)
     if frame.empty:
         return
     try:
@@ -64,7 +63,7 @@ def schema_findings(files: list[SourceFile], config: Config) -> Iterator[Finding
         for case in cases.itertuples(index=False):
             index = case.index
             if index is None or pd.isna(index):
-                file, line = (files[0].path, 0)
+                file, line = source.path, 0
             else:
                 row = frame.iloc[int(index)]
                 file, line = row["file"], int(row["line"])

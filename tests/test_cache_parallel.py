@@ -1,0 +1,144 @@
+"""The validation cache and the worker processes change how fast a result comes, not what."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import SEED_FILES, SOURCES
+
+import curate.validate
+from curate.cli import main
+from curate.validate import validate_paths
+from validation.config import Config
+from validation.language import detect, looks_english
+
+GERMAN = (
+    "Wir untersuchen, wie große Sprachmodelle während des Trainings Wissen speichern und "
+    "wieder abrufen, und wir vergleichen die Ergebnisse mit menschlichen Urteilen."
+)
+
+
+def corpus(tmp_path: Path, copies: int = 6) -> Path:
+    """Several drops: the seeds, re-headed copies of them, and one faulty file."""
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for k in range(copies):
+        for seed in SEED_FILES:
+            shutil.copy(seed, folder / f"{k}_{seed.name}")
+    (folder / "z_fault.txt").write_text(
+        "ICML 2024 Papers\n\n" + GERMAN + "\n\nAbstract not available.\n", encoding="utf-8"
+    )
+    return folder
+
+
+def as_rows(report) -> list[tuple]:
+    return [
+        (f.code, str(f.severity), f.file, f.line, f.message, f.related, f.score) for f in report
+    ]
+
+
+def test_warm_cache_gives_the_identical_report(tmp_path):
+    folder = corpus(tmp_path)
+    cache = tmp_path / "cache"
+    cold = validate_paths([folder], Config(), cache_dir=cache)
+    warm = validate_paths([folder], Config(), cache_dir=cache)
+    assert as_rows(warm.report) == as_rows(cold.report)
+    assert cold.cache_hits == 0
+    assert warm.cache_hits == len(list(folder.iterdir())) and warm.cache_misses == 0
+    assert {"language", "header-mismatch", "too-short", "duplicate"} <= {
+        f.code for f in cold.report
+    }
+
+
+def test_cache_reuses_records_of_a_changed_file_and_finds_the_new_fault(tmp_path):
+    folder = corpus(tmp_path, copies=1)
+    cache = tmp_path / "cache"
+    validate_paths([folder], Config(), cache_dir=cache)
+    target = folder / f"0_{SEED_FILES[0].name}"
+    new = GERMAN.replace("untersuchen", "betrachten")  # a record the cache has never seen
+    target.write_text(target.read_text(encoding="utf-8") + "\n\n" + new + "\n", "utf-8")
+    warm = validate_paths([folder], Config(), cache_dir=cache)
+    fresh = validate_paths([folder], Config())
+    assert as_rows(warm.report) == as_rows(fresh.report)
+    assert ("language", target.as_posix(), 41) in {(f.code, f.file, f.line) for f in warm.report}
+    assert warm.cache_misses == 2  # the changed file, then its one new record
+    assert warm.cache_hits == 3 + 19  # the three unchanged files, the changed file's old records
+
+
+def test_renamed_file_reuses_the_cache_under_its_new_name(tmp_path):
+    folder = corpus(tmp_path, copies=1)
+    cache = tmp_path / "cache"
+    validate_paths([folder], Config(), cache_dir=cache)
+    (folder / "z_fault.txt").rename(folder / "y_fault.txt")
+    warm = validate_paths([folder], Config(), cache_dir=cache)
+    assert as_rows(warm.report) == as_rows(validate_paths([folder], Config()).report)
+    assert any(f.file.endswith("y_fault.txt") for f in warm.report)
+
+
+def test_corrupt_cache_is_ignored_with_a_warning(tmp_path):
+    folder = corpus(tmp_path, copies=1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "validation.sqlite").write_bytes(b"this is not a database" * 100)
+    warnings: list[str] = []
+    run = validate_paths([folder], Config(), cache_dir=cache, warn=warnings.append)
+    assert as_rows(run.report) == as_rows(validate_paths([folder], Config()).report)
+    assert len(warnings) == 1 and "unusable" in warnings[0]
+    again = validate_paths([folder], Config(), cache_dir=cache, warn=warnings.append)
+    assert again.cache_misses == 0 and len(warnings) == 1  # rebuilt, and usable again
+
+
+def test_cache_of_other_settings_is_stale_and_dropped_with_a_warning(tmp_path):
+    folder = corpus(tmp_path, copies=1)
+    cache = tmp_path / "cache"
+    validate_paths([folder], Config(), cache_dir=cache)
+    warnings: list[str] = []
+    strict = Config(min_words=500)
+    run = validate_paths([folder], strict, cache_dir=cache, warn=warnings.append)
+    assert as_rows(run.report) == as_rows(validate_paths([folder], strict).report)
+    assert run.cache_hits == 0
+    assert len(warnings) == 1 and "stale" in warnings[0]
+
+
+def test_no_cache_writes_no_cache(tmp_path, monkeypatch, capsys):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("CURATE_CACHE_DIR", str(cache))
+    assert main(["validate", str(SOURCES), "--no-cache", "--format", "json"]) == 0
+    assert not cache.exists()
+    assert main(["validate", str(SOURCES), "--format", "json"]) == 0
+    assert (cache / "validation.sqlite").is_file()
+
+
+def test_worker_processes_give_the_identical_report(tmp_path, monkeypatch):
+    folder = corpus(tmp_path)
+    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
+    serial = validate_paths([folder], Config(), jobs=1)
+    parallel = validate_paths([folder], Config(), jobs=2)
+    assert as_rows(parallel.report) == as_rows(serial.report)
+    assert len(serial.report) > 100
+
+
+@pytest.mark.parametrize("seed", SEED_FILES, ids=lambda p: p.name[:3])
+def test_english_precheck_agrees_with_langdetect_on_the_seeds(seed):
+    for line in seed.read_text(encoding="utf-8").split("\n")[2:]:
+        if line.strip():
+            assert looks_english(line)
+            assert detect(line)[0] == "en"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        GERMAN,
+        "Nous étudions comment les grands modèles de langage apprennent pendant "
+        "l'entraînement et nous proposons une méthode simple pour les analyser en détail.",
+        "Estudiamos cómo los modelos de lenguaje aprenden durante el entrenamiento y "
+        "proponemos un método sencillo que analiza las representaciones internas.",
+        "Wij bestuderen hoe grote taalmodellen kennis opslaan tijdens de training en hoe "
+        "deze kennis later weer wordt opgeroepen door het model in nieuwe situaties.",
+    ],
+)
+def test_english_precheck_leaves_other_languages_to_langdetect(text):
+    assert not looks_english(text)
