@@ -319,6 +319,7 @@ _STEPS: tuple[tuple[str, Callable[[str], tuple[str, bool]]], ...] = (
 # the fixed point (a 4,000-input random fuzz of markup fragments never needed more); the bound
 # only guards against a pathological input looping forever.
 _MAX_PASSES = 10
+_KINDS = tuple(kind for kind, _ in _STEPS)
 
 
 def _one_pass(text: str) -> tuple[str, set[str], bool]:
@@ -337,6 +338,8 @@ def clean_text(text: str) -> CleanResult:
     The pass is repeated until the text no longer changes, so the result contains no residue
     that a rewrite exposed and ``clean_text(result.text)`` returns the same text.
     """
+    if not residue.may_be_mojibake(text) and not any(residue.may_have(k, text) for k in _KINDS):
+        return CleanResult(_normalise(text), (), False)  # most records: nothing to rewrite
     kinds: set[str] = set()
     mojibake = False
     for _ in range(_MAX_PASSES):

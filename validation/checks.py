@@ -113,9 +113,7 @@ def check_html(record: Record, config: Config) -> Iterator[Finding]:
 @register("mojibake", "error", "record", "text garbled by a wrong decoding, as ftfy recognises it")
 def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
     text = record.text
-    # Mojibake always leaves a character outside ASCII and the common typographic punctuation
-    # (UTF-8's lead bytes decode to Ã, â, Â, Ä, ...): text without one needs no ftfy pass.
-    if not _MOJIBAKE_SUSPECT.search(text) or not ftfy.badness.is_bad(text):
+    if not residue.may_be_mojibake(text) or not ftfy.badness.is_bad(text):
         return
     fixed = ftfy.fix_encoding(text)
     if fixed == text:
@@ -132,7 +130,6 @@ def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
     )
 
 
-_MOJIBAKE_SUSPECT = re.compile(r"[^\x00-\x7f\u2018\u2019\u201c\u201d\u2013\u2014\u2026]")
 _ALLOWED_CONTROLS = {"\n", "\t"}
 
 

@@ -36,9 +36,10 @@ def looks_english(text: str) -> bool:
     words = _WORD.findall(text)
     if len(words) < FAST_MIN_WORDS:
         return False
-    letters = sum(ch.isalpha() for ch in text)
-    if letters == 0 or sum(len(w) for w in words) < 0.97 * letters:
-        return False  # more than a trace of non-ASCII letters: accents, other scripts
+    if not text.isascii():
+        letters = sum(ch.isalpha() for ch in text)
+        if sum(len(w) for w in words) < 0.97 * letters:
+            return False  # more than a trace of non-ASCII letters: accents, other scripts
     hits = sum(1 for w in words if w.lower() in _ENGLISH)
     return hits >= FAST_MIN_SHARE * len(words)
 

@@ -83,6 +83,16 @@ def may_have(kind: str, text: str) -> bool:
     return TRIGGERS[kind].search(text) is not None
 
 
+# Mojibake always leaves a character outside ASCII and the common typographic punctuation
+# (UTF-8 lead bytes decode to Ã, â, Â, Ä, ...): text without one needs no ftfy pass. Not
+# residue, but the same kind of cheap gate, shared by the mojibake check and the cleaner.
+_MOJIBAKE_SUSPECT = re.compile(r"[^\x00-\x7f\u2018\u2019\u201c\u201d\u2013\u2014\u2026]")
+
+
+def may_be_mojibake(text: str) -> bool:
+    return _MOJIBAKE_SUSPECT.search(text) is not None
+
+
 def find(kind: str, text: str) -> list[Residue]:
     """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``."""
     if not may_have(kind, text):

@@ -46,11 +46,23 @@ class Sketch:
     bands: np.ndarray  # uint64[BANDS]
 
 
+_word_hashes: dict[str, int] = {}
+
+
+def _word_hash(word: str) -> int:
+    h = _word_hashes.get(word)
+    if h is None:
+        h = _word_hashes[word] = zlib.crc32(word.encode("utf-8"))
+        if len(_word_hashes) > 2_000_000:  # a vocabulary that large is not prose; start over
+            _word_hashes.clear()
+    return h
+
+
 def shingle_hashes(words: list[str], size: int) -> np.ndarray:
     """The sorted, unique 64-bit hashes of the word ``size``-grams of ``words``."""
     if not words:
         return np.empty(0, dtype=np.uint64)
-    h = np.fromiter((zlib.crc32(w.encode("utf-8")) for w in words), np.uint64, len(words))
+    h = np.fromiter(map(_word_hash, words), np.uint64, len(words))
     size = max(1, min(size, len(words)))
     n = len(words) - size + 1
     acc = np.zeros(n, dtype=np.uint64)
