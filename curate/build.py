@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from curate import __version__, export
+from curate import __version__, export, release
 from curate.card import length_stats, render_card
 from curate.clean import clean_text
 from curate.croissant import croissant_metadata, write_croissant
@@ -50,6 +51,8 @@ class BuildResult:
     fingerprint: str
     report: Report
     manifest: dict[str, Any]
+    diff: release.Diff | None = None  # against the previous release, if one was given
+    previous_version: str | None = None
 
 
 def _has_math(raw: str) -> bool:
@@ -150,9 +153,24 @@ def build(
     version: str | None = None,
     progress: Progress | None = None,
     template: str | Path | None = None,
+    previous: release.Release | str | Path | None = None,
 ) -> BuildResult:
+    """Build the dataset folder ``out`` from the drops in ``paths``.
+
+    With ``previous`` (a :class:`~curate.release.Release`, a build folder or ``hub:ORG/NAME``)
+    the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
+    ``version`` then overrides the bump but may not go backwards. Without it the version is
+    ``version`` or the configured one.
+    """
     say = progress or (lambda _msg: None)
     out = Path(out)
+    if previous is not None and not isinstance(previous, release.Release):
+        previous = release.load_release(previous, say=say)
+    if previous is not None and previous.version is None:
+        raise release.ReleaseUsageError(
+            f"{previous.label}: not a release (no manifest.json with a version), "
+            "so there is no version to bump; use a build folder or hub:ORG/NAME"
+        )
     files, report = validate_paths(paths, config)
     records = [r for f in files for r in f.records]
     say(f"validated {len(files)} files, {len(records)} records")
@@ -172,7 +190,8 @@ def build(
     say(f"cleaned {len(rows)} records")
     table = _check_table(rows)
     fingerprint = export.canonical_fingerprint(rows)
-    version = version or config.version
+    if previous is None:
+        version = release.decide_version(None, None, version, config.version).version
     template_path = Path(template or config.card_template)
     if not template_path.is_file():
         raise FileNotFoundError(f"dataset card template not found: {template_path}")
@@ -182,8 +201,7 @@ def build(
         export.write_parquet(table, parquet)
         sources = _source_entries(files)
         markup = Counter(kind for row in rows for kind in row["markup"])
-        stats = {
-            "version": version,
+        base_stats = {
             "rows": len(rows),
             "records_in": len(records),
             "exact_merged": result.exact_merged,
@@ -196,47 +214,70 @@ def build(
             "has_math": sum(r["has_math"] for r in rows),
         }
         languages = sorted({r["language"] for r in rows if r["language"]})
-        card = render_card(
-            config,
-            template=template_path,
-            languages=languages,
-            stats=stats,
-            num_bytes=table.nbytes,
-            download_size=parquet.stat().st_size,
-        )
-        (stage / "README.md").write_text(card, encoding="utf-8")
-        write_croissant(
-            stage / "croissant.json",
-            croissant_metadata(
-                name=config.dataset_name,
-                description=f"{config.dataset_name}: cleaned, deduplicated paper abstracts.",
-                version=version,
-                license=config.license,
-                url=f"https://huggingface.co/datasets/{config.repo_id}",
-                parquet_relpath=export.PARQUET_PATH,
-                parquet_sha256=export.sha256_file(parquet),
-                num_rows=len(rows),
-                date_published=_created(),
-            ),
-        )
-        (stage / "validation-report.json").write_text(render_json(report), encoding="utf-8")
-        manifest = {
-            "name": config.dataset_name,
-            "repo_id": config.repo_id,
-            "version": version,
-            "fingerprint": fingerprint,
-            "rows": len(rows),
-            "records_in": len(records),
-            "duplicates_merged": {"exact": result.exact_merged, "near": result.near_merged},
-            "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
-            "files": export.file_inventory(stage, exclude={"manifest.json"}),
-            "sources": sources,
-            "toolkit": {"curate": __version__},
-            "settings": config.as_dict(),
-        }
-        created = _created()
-        if created:
-            manifest["created"] = created
+
+        def write_release(release_version: str, changelog: str | None) -> dict[str, Any]:
+            """Every file whose bytes depend on the version; returns the manifest to write."""
+            stats = {
+                **base_stats,
+                "version": release_version,
+                "changelog": changelog is not None,
+                "previous_version": previous.version if previous is not None else None,
+            }
+            card = render_card(
+                config,
+                template=template_path,
+                languages=languages,
+                stats=stats,
+                num_bytes=table.nbytes,
+                download_size=parquet.stat().st_size,
+            )
+            (stage / "README.md").write_text(card, encoding="utf-8")
+            write_croissant(
+                stage / "croissant.json",
+                croissant_metadata(
+                    name=config.dataset_name,
+                    description=f"{config.dataset_name}: cleaned, deduplicated paper abstracts.",
+                    version=release_version,
+                    license=config.license,
+                    url=f"https://huggingface.co/datasets/{config.repo_id}",
+                    parquet_relpath=export.PARQUET_PATH,
+                    parquet_sha256=export.sha256_file(parquet),
+                    num_rows=len(rows),
+                    date_published=_created(),
+                ),
+            )
+            (stage / "validation-report.json").write_text(render_json(report), encoding="utf-8")
+            changelog_path = stage / release.CHANGELOG
+            if changelog is None:
+                changelog_path.unlink(missing_ok=True)
+            else:
+                changelog_path.write_text(changelog, encoding="utf-8")
+            manifest = {
+                "name": config.dataset_name,
+                "repo_id": config.repo_id,
+                "version": release_version,
+                "fingerprint": fingerprint,
+                "rows": len(rows),
+                "records_in": len(records),
+                "duplicates_merged": {"exact": result.exact_merged, "near": result.near_merged},
+                "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
+                "files": export.file_inventory(stage, exclude={"manifest.json"}),
+                "sources": sources,
+                "toolkit": {"curate": __version__},
+                "settings": config.as_dict(),
+            }
+            created = _created()
+            if created:
+                manifest["created"] = created
+            return manifest
+
+        diff = None
+        if previous is None:
+            manifest = write_release(version, None)
+        else:
+            version, manifest, diff = _versioned_release(
+                previous, stage, parquet, write_release, requested=version, say=say
+            )
         export.write_json(stage / "manifest.json", manifest)
     say(f"wrote {out}")
     return BuildResult(
@@ -249,4 +290,42 @@ def build(
         fingerprint=fingerprint,
         report=report,
         manifest=manifest,
+        diff=diff,
+        previous_version=previous.version if previous is not None else None,
     )
+
+
+def _versioned_release(
+    previous: release.Release,
+    stage: Path,
+    parquet: Path,
+    write_release: Callable[[str, str | None], dict[str, Any]],
+    *,
+    requested: str | None,
+    say: Progress,
+) -> tuple[str, dict[str, Any], release.Diff]:
+    """Compare the staged build with ``previous``, decide the version and write CHANGELOG.md.
+
+    The build is first written as if it were the previous release again (its version, its
+    changelog): whatever still differs from the previous manifest then is a real change of the
+    metadata, not an effect of the version number.
+    """
+    assert previous.version is not None
+    rows, schema = release.read_parquet_files([parquet], str(stage))
+    trial = json.loads(json.dumps(write_release(previous.version, previous.changelog)))
+    metadata = release.manifest_changes(previous.manifest, trial)
+    new = release.Release("this build", rows, schema, trial)
+    diff = release.diff_releases(previous, new, metadata=metadata)
+    decision = release.decide_version(previous.version, diff.level, requested, previous.version)
+    if decision.note:
+        say(f"note: {decision.note}")
+    version = decision.version
+    diff.new["version"] = version
+    if version == previous.version:
+        say(f"no change since {previous.label}: version stays {version}")
+        return version, trial, diff
+    section = release.changelog_section(diff, version, previous.version)
+    changelog = release.render_changelog(section, previous.changelog)
+    manifest = write_release(version, changelog)
+    say(f"{diff.level or 'no'} change since {previous.label}: version {version}")
+    return version, manifest, diff
