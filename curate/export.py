@@ -38,16 +38,21 @@ def arrow_schema_with_features() -> pa.Schema:
     return ARROW_SCHEMA.with_metadata(meta)
 
 
+PARQUET_OPTIONS: dict[str, Any] = {
+    "compression": "zstd",
+    "compression_level": ZSTD_LEVEL,
+    "write_statistics": True,
+    "use_dictionary": ["venue", "language"],
+}
+
+
 def write_parquet(table: pa.Table, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(
         table.cast(arrow_schema_with_features()),
         path,
-        compression="zstd",
-        compression_level=ZSTD_LEVEL,
         row_group_size=ROW_GROUP_SIZE,
-        write_statistics=True,
-        use_dictionary=["venue", "language"],
+        **PARQUET_OPTIONS,
     )
 
 

@@ -1,0 +1,233 @@
+"""Turning validated drops into the published table, a file at a time.
+
+The table is ordered by id, but records arrive in file order, so rows are made per file (in
+worker processes), partitioned by the first hex digit of their id into 16 buckets on disk, and
+each bucket is then sorted and appended to the Parquet file in turn. Memory is bounded by one
+bucket, not by the corpus, and the output is the same bytes whatever the number of workers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+
+from curate import export
+from curate.clean import clean_text
+from curate.dedupe import MATCH_NEAR, Plan
+from curate.parse import parse_file
+from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
+from validation import residue
+from validation.config import Config
+from validation.corpus import FileResult
+from validation.language import language_of
+from validation.normalize import plain_text
+from validation.records import Record
+
+BUCKETS = "0123456789abcdef"
+DIGEST = "_row_sha256"
+PARALLEL_MIN_RECORDS = 5_000
+Say = Callable[[str], None]
+
+# (record index in its file, its id, its sources) for each surviving record of one file
+FileTodo = list[tuple[int, str, list[dict[str, Any]]]]
+
+
+@dataclass
+class Assembled:
+    rows: int = 0
+    num_bytes: int = 0
+    fingerprint: str = ""
+    word_counts: list[np.ndarray] = field(default_factory=list)
+    markup: Counter[str] = field(default_factory=Counter)
+    has_math: int = 0
+    languages: set[str] = field(default_factory=set)
+    venues: set[str] = field(default_factory=set)
+
+
+def has_math(raw: str) -> bool:
+    return any(
+        span.text.startswith(("$", "\\(", "\\[", "\\begin")) for span in residue.find("latex", raw)
+    )
+
+
+def make_row(
+    record: Record, row_id: str, sources: list[dict[str, Any]], config: Config
+) -> dict[str, Any]:
+    cleaned = clean_text(record.text)
+    words = cleaned.text.split()
+    language = None
+    if len(words) >= config.language_min_words:
+        language = language_of(plain_text(cleaned.text))[0]
+    header = record.header
+    return {
+        "id": row_id,
+        "abstract": cleaned.text,
+        "abstract_raw": record.text,
+        "venue": header.venue if header else None,
+        "year": header.year if header else None,
+        "language": language,
+        "word_count": len(words),
+        "char_count": len(cleaned.text),
+        "has_math": has_math(record.text),
+        "markup": list(cleaned.kinds),
+        "sources": sources,
+    }
+
+
+def check_rows(rows: list[dict[str, Any]]) -> None:
+    """The published table's pandera contract, on one file's rows before they are written."""
+    frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
+    for col in ("word_count", "char_count"):
+        frame[col] = frame[col].astype("int32")
+    frame["year"] = frame["year"].astype("Int32")
+    TABLE_SCHEMA.validate(frame, lazy=True)
+
+
+def _row_digest(row: dict[str, Any]) -> str:
+    return hashlib.sha256(
+        json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    ).hexdigest()
+
+
+def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: str) -> None:
+    """Worker: the rows of one file's survivors, written into the 16 id buckets."""
+    source = parse_file(Path(path), config)
+    rows = [make_row(source.records[ri], rid, sources, config) for ri, rid, sources in todo]
+    if not rows:
+        return
+    check_rows(rows)
+    digests = [_row_digest(r) for r in rows]
+    table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
+        DIGEST, pa.array(digests, pa.string())
+    )
+    first = pc.utf8_slice_codeunits(table.column("id"), 0, 1)
+    for bucket in BUCKETS:
+        part = table.filter(pc.equal(first, bucket))
+        if part.num_rows:
+            target = Path(out_dir) / bucket / f"{tag}.arrow"
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with ipc.new_file(target, part.schema) as writer:
+                writer.write_table(part)
+
+
+def todo_by_file(files: list[FileResult], plan: Plan) -> dict[int, FileTodo]:
+    """For each file, its surviving records with the provenance of every occurrence."""
+    offsets = np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
+    ids = [i for f in files for i in f.ids]
+
+    def where(g: int) -> tuple[int, int]:
+        fi = int(np.searchsorted(offsets, g, side="right") - 1)
+        return fi, g - int(offsets[fi])
+
+    out: dict[int, FileTodo] = {}
+    for lead in sorted(plan.members):
+        sources = []
+        for g, match, similarity in plan.members[lead]:
+            fi, ri = where(g)
+            f = files[fi]
+            sources.append(
+                {
+                    "file": Path(f.path).name,
+                    "line": int(f.lines[ri]),
+                    "header": f.header.text if f.header else None,
+                    "header_language": f.header.language if f.header else None,
+                    "match": match,
+                    "similarity": round(similarity, 6) if match == MATCH_NEAR else None,
+                }
+            )
+        fi, ri = where(lead)
+        out.setdefault(fi, []).append((ri, ids[lead], sources))
+    return out
+
+
+def assemble(
+    files: list[FileResult],
+    plan: Plan,
+    config: Config,
+    parquet: Path,
+    *,
+    jobs: int = 1,
+    say: Say = lambda _m: None,
+) -> Assembled:
+    """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id."""
+    todo = todo_by_file(files, plan)
+    total = sum(len(v) for v in todo.values())
+    with tempfile.TemporaryDirectory(prefix=".rows-", dir=parquet.parent) as tmp:
+        jobs_list = [(files[fi].path, config, todo[fi], tmp, f"{fi:07d}") for fi in sorted(todo)]
+        if jobs > 1 and len(jobs_list) > 1 and total >= PARALLEL_MIN_RECORDS:
+            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+                for done, future in enumerate(
+                    [pool.submit(rows_of_file, *args) for args in jobs_list], start=1
+                ):
+                    future.result()
+                    if done % 50 == 0 or done == len(jobs_list):
+                        say(f"cleaned {done}/{len(jobs_list)} files")
+        else:
+            for args in jobs_list:
+                rows_of_file(*args)
+            say(f"cleaned {total} records")
+        return _write_buckets(Path(tmp), parquet)
+
+
+def _write_buckets(tmp: Path, parquet: Path) -> Assembled:
+    result = Assembled()
+    digest = hashlib.sha256()
+    schema = export.arrow_schema_with_features()
+    pending: list[pa.Table] = []
+    pending_rows = 0
+    parquet.parent.mkdir(parents=True, exist_ok=True)
+    with pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS) as writer:
+        for bucket in BUCKETS:
+            parts = sorted((tmp / bucket).glob("*.arrow")) if (tmp / bucket).is_dir() else []
+            if not parts:
+                continue
+            table = pa.concat_tables(ipc.open_file(p).read_all() for p in parts)
+            table = table.sort_by("id")
+            for d in table.column(DIGEST).to_pylist():
+                digest.update(d.encode())
+            table = table.drop_columns([DIGEST]).cast(schema)
+            _collect_stats(result, table)
+            pending.append(table)
+            pending_rows += table.num_rows
+            # Full row groups only, so the file's layout depends on the rows, not on buckets.
+            while pending_rows >= export.ROW_GROUP_SIZE:
+                merged = pa.concat_tables(pending)
+                writer.write_table(merged.slice(0, export.ROW_GROUP_SIZE))
+                rest = merged.slice(export.ROW_GROUP_SIZE)
+                pending, pending_rows = [rest], rest.num_rows
+        if pending_rows:
+            writer.write_table(pa.concat_tables(pending))
+        elif result.rows == 0:
+            writer.write_table(schema.empty_table())
+    result.fingerprint = digest.hexdigest()
+    return result
+
+
+def _collect_stats(result: Assembled, table: pa.Table) -> None:
+    result.rows += table.num_rows
+    result.num_bytes += table.nbytes
+    result.word_counts.append(table.column("word_count").to_numpy())
+    result.has_math += int(pc.sum(table.column("has_math")).as_py() or 0)
+    for kind, n in Counter(pc.list_flatten(table.column("markup")).to_pylist()).items():
+        result.markup[kind] += n
+    result.languages |= {x for x in table.column("language").unique().to_pylist() if x}
+    venues = table.column("venue").to_pylist()
+    years = table.column("year").to_pylist()
+    result.venues |= {f"{v} {y}" for v, y in set(zip(venues, years, strict=True)) if v}
