@@ -552,6 +552,10 @@ def _md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+def _code_list(names: list[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
 def changelog_section(diff: Diff, version: str, previous: str) -> str:
     """The changelog entry of ``version``: what changed since ``previous``."""
     level = diff.level
@@ -578,8 +582,7 @@ def changelog_section(diff: Diff, version: str, previous: str) -> str:
     section(
         "Changed",
         [
-            f"`{c.id}` ({', '.join(f'`{n}`' for n in c.columns)}): "
-            f"{_md(c.before)} → {_md(c.after)}"
+            f"`{c.id}` ({_code_list(c.columns)}): {_md(c.before)} → {_md(c.after)}"
             for c in diff.changed
         ],
     )
