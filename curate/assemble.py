@@ -9,13 +9,12 @@ bucket, not by the corpus, and the output is the same bytes whatever the number 
 from __future__ import annotations
 
 import hashlib
-import json
 import multiprocessing
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -99,12 +98,6 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
     TABLE_SCHEMA.validate(frame, lazy=True)
 
 
-def _row_digest(row: dict[str, Any]) -> str:
-    return hashlib.sha256(
-        json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    ).hexdigest()
-
-
 def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: str) -> None:
     """Worker: the rows of one file's survivors, written into the 16 id buckets."""
     source = parse_file(Path(path), config)
@@ -112,7 +105,7 @@ def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: s
     if not rows:
         return
     check_rows(rows)
-    digests = [_row_digest(r) for r in rows]
+    digests = [export.row_digest(r) for r in rows]
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
         DIGEST, pa.array(digests, pa.string())
     )
@@ -126,34 +119,39 @@ def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: s
                 writer.write_table(part)
 
 
-def todo_by_file(files: list[FileResult], plan: Plan) -> dict[int, FileTodo]:
-    """For each file, its surviving records with the provenance of every occurrence."""
+def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, FileTodo]]:
+    """For each file in order, its surviving records with the provenance of every occurrence.
+
+    Made one file at a time, so the provenance of a million records is never all in memory.
+    """
     offsets = np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
-    ids = [i for f in files for i in f.ids]
+    leads = np.array(sorted(plan.members), dtype=np.int64)
+    lead_file = np.searchsorted(offsets, leads, side="right") - 1
 
     def where(g: int) -> tuple[int, int]:
         fi = int(np.searchsorted(offsets, g, side="right") - 1)
         return fi, g - int(offsets[fi])
 
-    out: dict[int, FileTodo] = {}
-    for lead in sorted(plan.members):
-        sources = []
-        for g, match, similarity in plan.members[lead]:
-            fi, ri = where(g)
-            f = files[fi]
-            sources.append(
-                {
-                    "file": Path(f.path).name,
-                    "line": int(f.lines[ri]),
-                    "header": f.header.text if f.header else None,
-                    "header_language": f.header.language if f.header else None,
-                    "match": match,
-                    "similarity": round(similarity, 6) if match == MATCH_NEAR else None,
-                }
-            )
-        fi, ri = where(lead)
-        out.setdefault(fi, []).append((ri, ids[lead], sources))
-    return out
+    for fi in np.unique(lead_file).tolist():
+        todo: FileTodo = []
+        for lead in leads[lead_file == fi].tolist():
+            sources = []
+            for g, match, similarity in plan.members[lead]:
+                gfi, ri = where(g)
+                f = files[gfi]
+                sources.append(
+                    {
+                        "file": Path(f.path).name,
+                        "line": int(f.lines[ri]),
+                        "header": f.header.text if f.header else None,
+                        "header_language": f.header.language if f.header else None,
+                        "match": match,
+                        "similarity": round(similarity, 6) if match == MATCH_NEAR else None,
+                    }
+                )
+            ri = lead - int(offsets[fi])
+            todo.append((ri, files[fi].ids[ri], sources))
+        yield fi, todo
 
 
 def assemble(
@@ -166,23 +164,32 @@ def assemble(
     say: Say = lambda _m: None,
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id."""
-    todo = todo_by_file(files, plan)
-    total = sum(len(v) for v in todo.values())
+    total = len(plan.members)
+    parquet.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".rows-", dir=parquet.parent) as tmp:
-        jobs_list = [(files[fi].path, config, todo[fi], tmp, f"{fi:07d}") for fi in sorted(todo)]
-        if jobs > 1 and len(jobs_list) > 1 and total >= PARALLEL_MIN_RECORDS:
+        work = (
+            (files[fi].path, config, todo, tmp, f"{fi:07d}")
+            for fi, todo in todo_by_file(files, plan)
+        )
+        if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
             with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-                for done, future in enumerate(
-                    [pool.submit(rows_of_file, *args) for args in jobs_list], start=1
-                ):
+                # A bounded window of submitted files keeps the queued provenance small.
+                window: list[Future[None]] = []
+                done = 0
+                for args in work:
+                    window.append(pool.submit(rows_of_file, *args))
+                    if len(window) >= 2 * jobs:
+                        window.pop(0).result()
+                        done += 1
+                        if done % 50 == 0:
+                            say(f"cleaned {done} files")
+                for future in window:
                     future.result()
-                    if done % 50 == 0 or done == len(jobs_list):
-                        say(f"cleaned {done}/{len(jobs_list)} files")
         else:
-            for args in jobs_list:
+            for args in work:
                 rows_of_file(*args)
-            say(f"cleaned {total} records")
+        say(f"cleaned {total} records")
         return _write_buckets(Path(tmp), parquet)
 
 

@@ -4,29 +4,25 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-import pyarrow as pa
+import numpy as np
 
 from curate import __version__, export, release
+from curate.assemble import assemble
 from curate.card import length_stats, render_card
-from curate.clean import clean_text
 from curate.croissant import croissant_metadata, write_croissant
-from curate.dedupe import MATCH_NEAR, DedupeResult, Group, dedupe
-from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
-from curate.validate import validate_paths
+from curate.dedupe import plan
+from curate.table import ARROW_SCHEMA
+from curate.validate import default_jobs, validate_paths
 from validation import residue
 from validation.config import Config
+from validation.corpus import FileResult
 from validation.findings import Finding, Report
-from validation.language import detect
-from validation.normalize import plain_text, record_id
-from validation.records import SourceFile
 from validation.render import render_json
 
 Progress = Callable[[str], None]
@@ -55,24 +51,18 @@ class BuildResult:
     previous_version: str | None = None
 
 
-def _has_math(raw: str) -> bool:
-    return any(
-        span.text.startswith(("$", "\\(", "\\[", "\\begin")) for span in residue.find("latex", raw)
-    )
-
-
 def _near_pairs(
-    files: list[SourceFile], report: Report
+    files: list[FileResult], report: Report
 ) -> tuple[list[tuple[int, int, float]], list[Finding]]:
-    """The near-duplicate pairs the validation run found, as record indexes.
+    """The near-duplicate pairs the validation run found, as global record indexes.
 
     They are read back from the report rather than computed again: the report is the one
     statement of what is a near-duplicate, and the build must merge exactly that.
     """
-    index = {}
-    for source in files:
-        for record in source.records:
-            index[f"{record.file}:{record.line}"] = len(index)
+    index: dict[str, int] = {}
+    for f in files:
+        for line in f.lines.tolist():
+            index[f"{f.path}:{line}"] = len(index)
     findings = [f for f in report if f.code == "near-duplicate"]
     pairs = [
         (index[f"{f.file}:{f.line}"], index[f.related], float(f.score))  # type: ignore[index,arg-type]
@@ -81,49 +71,7 @@ def _near_pairs(
     return pairs, findings
 
 
-def _row(group: Group, config: Config) -> dict[str, Any]:
-    first = group.survivor
-    cleaned = clean_text(first.text)
-    words = cleaned.text.split()
-    language = None
-    if len(words) >= config.language_min_words:
-        language = detect(plain_text(cleaned.text))[0]
-    header = first.header
-    return {
-        "id": record_id(group.key),
-        "abstract": cleaned.text,
-        "abstract_raw": first.text,
-        "venue": header.venue if header else None,
-        "year": header.year if header else None,
-        "language": language,
-        "word_count": len(words),
-        "char_count": len(cleaned.text),
-        "has_math": _has_math(first.text),
-        "markup": list(cleaned.kinds),
-        "sources": [
-            {
-                "file": Path(occ.record.file).name,
-                "line": occ.record.line,
-                "header": occ.record.header.text if occ.record.header else None,
-                "header_language": occ.record.header.language if occ.record.header else None,
-                "match": occ.match,
-                "similarity": round(occ.similarity, 6) if occ.match == MATCH_NEAR else None,
-            }
-            for occ in group.occurrences
-        ],
-    }
-
-
-def _check_table(rows: list[dict[str, Any]]) -> pa.Table:
-    frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
-    for col in ("word_count", "char_count"):
-        frame[col] = frame[col].astype("int32")
-    frame["year"] = frame["year"].astype("Int32")
-    TABLE_SCHEMA.validate(frame, lazy=True)
-    return pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
-
-
-def _source_entries(files: list[SourceFile]) -> list[dict[str, Any]]:
+def _source_entries(files: list[FileResult]) -> list[dict[str, Any]]:
     return [
         {
             "name": Path(f.path).name,
@@ -131,10 +79,26 @@ def _source_entries(files: list[SourceFile]) -> list[dict[str, Any]]:
             "size": f.size,
             "header": f.header.text if f.header else None,
             "header_language": f.header.language if f.header else None,
-            "records": len(f.records),
+            "records": f.n_records,
         }
         for f in files
     ]
+
+
+def _published_report(report: Report) -> Report:
+    """The report as published: files by name, as in the table, never by a local path."""
+
+    def name(loc: str | None) -> str | None:
+        if loc is None:
+            return None
+        path, _, line = loc.rpartition(":")
+        return f"{Path(path).name}:{line}" if path else Path(loc).name
+
+    findings = [
+        replace(f, file=Path(f.file).name, related=name(f.related)) for f in report.findings
+    ]
+    return Report(findings=findings, files=[Path(p).name for p in report.files],
+                  records=report.records)  # fmt: skip
 
 
 def _created() -> str | None:
@@ -154,6 +118,9 @@ def build(
     progress: Progress | None = None,
     template: str | Path | None = None,
     previous: release.Release | str | Path | None = None,
+    jobs: int | None = None,
+    cache_dir: str | Path | None = None,
+    verbose: bool = False,
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
@@ -171,9 +138,17 @@ def build(
             f"{previous.label}: not a release (no manifest.json with a version), "
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
-    files, report = validate_paths(paths, config)
-    records = [r for f in files for r in f.records]
-    say(f"validated {len(files)} files, {len(records)} records")
+    jobs = default_jobs() if jobs is None else max(1, jobs)
+    run = validate_paths(
+        paths,
+        config,
+        jobs=jobs,
+        cache_dir=cache_dir,
+        progress=(lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None,
+    )
+    report, files = run.report, run.files
+    records_in = report.records
+    say(f"validated {len(files)} files, {records_in} records")
     if report.errors:
         raise BuildRefused(f"validation found {len(report.errors)} errors", report)
     pairs, near_findings = _near_pairs(files, report)
@@ -182,14 +157,11 @@ def build(
             f"{len(near_findings)} near-duplicates and near_duplicates = 'fail'",
             Report(findings=near_findings, files=report.files, records=report.records),
         )
-    result: DedupeResult = dedupe(records, pairs, merge_near=config.near_duplicates == "merge")
+    ids = [i for f in files for i in f.ids]
+    groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
     say(
-        f"deduplicated: {result.exact_merged} exact and {result.near_merged} near duplicates merged"
+        f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near duplicates merged"
     )
-    rows = sorted((_row(g, config) for g in result.groups), key=lambda r: r["id"])
-    say(f"cleaned {len(rows)} records")
-    table = _check_table(rows)
-    fingerprint = export.canonical_fingerprint(rows)
     if previous is None:
         version = release.decide_version(None, None, version, config.version).version
     template_path = Path(template or config.card_template)
@@ -198,22 +170,24 @@ def build(
 
     with export.staged_folder(out) as stage:
         parquet = stage / export.PARQUET_PATH
-        export.write_parquet(table, parquet)
+        table = assemble(files, groups, config, parquet, jobs=jobs, say=say)
+        fingerprint = table.fingerprint
         sources = _source_entries(files)
-        markup = Counter(kind for row in rows for kind in row["markup"])
+        word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
         base_stats = {
-            "rows": len(rows),
-            "records_in": len(records),
-            "exact_merged": result.exact_merged,
-            "near_merged": result.near_merged,
+            "rows": table.rows,
+            "records_in": records_in,
+            "exact_merged": groups.exact_merged,
+            "near_merged": groups.near_merged,
             "fingerprint": fingerprint,
-            "venues": ", ".join(sorted({f"{r['venue']} {r['year']}" for r in rows if r["venue"]})),
+            "venues": ", ".join(sorted(table.venues)),
             "sources": sources,
-            "length": length_stats([r["word_count"] for r in rows]),
-            "markup": {k: markup[k] for k in residue.KINDS},
-            "has_math": sum(r["has_math"] for r in rows),
+            "length": length_stats(word_counts.tolist()),
+            "markup": {k: table.markup[k] for k in residue.KINDS},
+            "has_math": table.has_math,
         }
-        languages = sorted({r["language"] for r in rows if r["language"]})
+        languages = sorted(table.languages)
+        published_report = render_json(_published_report(report))
 
         def write_release(release_version: str, changelog: str | None) -> dict[str, Any]:
             """Every file whose bytes depend on the version; returns the manifest to write."""
@@ -228,7 +202,7 @@ def build(
                 template=template_path,
                 languages=languages,
                 stats=stats,
-                num_bytes=table.nbytes,
+                num_bytes=table.num_bytes,
                 download_size=parquet.stat().st_size,
             )
             (stage / "README.md").write_text(card, encoding="utf-8")
@@ -242,11 +216,11 @@ def build(
                     url=f"https://huggingface.co/datasets/{config.repo_id}",
                     parquet_relpath=export.PARQUET_PATH,
                     parquet_sha256=export.sha256_file(parquet),
-                    num_rows=len(rows),
+                    num_rows=table.rows,
                     date_published=_created(),
                 ),
             )
-            (stage / "validation-report.json").write_text(render_json(report), encoding="utf-8")
+            (stage / "validation-report.json").write_text(published_report, encoding="utf-8")
             changelog_path = stage / release.CHANGELOG
             if changelog is None:
                 changelog_path.unlink(missing_ok=True)
@@ -257,9 +231,9 @@ def build(
                 "repo_id": config.repo_id,
                 "version": release_version,
                 "fingerprint": fingerprint,
-                "rows": len(rows),
-                "records_in": len(records),
-                "duplicates_merged": {"exact": result.exact_merged, "near": result.near_merged},
+                "rows": table.rows,
+                "records_in": records_in,
+                "duplicates_merged": {"exact": groups.exact_merged, "near": groups.near_merged},
                 "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
                 "files": export.file_inventory(stage, exclude={"manifest.json"}),
                 "sources": sources,
@@ -283,10 +257,10 @@ def build(
     return BuildResult(
         out=out,
         version=version,
-        records_in=len(records),
-        records_out=len(rows),
-        exact_merged=result.exact_merged,
-        near_merged=result.near_merged,
+        records_in=records_in,
+        records_out=table.rows,
+        exact_merged=groups.exact_merged,
+        near_merged=groups.near_merged,
         fingerprint=fingerprint,
         report=report,
         manifest=manifest,

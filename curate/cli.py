@@ -85,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="if --previous hub:ORG/NAME has no release yet, build the first one, not fail",
     )
+    _add_run_options(b)
     _add_config(b)
     b.set_defaults(func=cmd_build)
 
@@ -170,6 +171,8 @@ def cmd_build(args: argparse.Namespace) -> int:
             progress=say,
             template=args.template,
             previous=previous,
+            jobs=args.jobs,
+            cache_dir=cache_dir(args),
         )
     except BuildRefused as exc:
         sys.stdout.write(render_text(exc.report))

@@ -60,12 +60,22 @@ def write_json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
 
 
+def row_digest(row: dict[str, Any]) -> str:
+    """SHA-256 of one row as canonical JSON: its content, whatever the file encoding."""
+    return hashlib.sha256(
+        json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8")
+    ).hexdigest()
+
+
 def canonical_fingerprint(rows: list[dict[str, Any]]) -> str:
-    """SHA-256 over the rows as canonical JSON lines: the content, whatever the file encoding."""
+    """The content fingerprint of a table: SHA-256 over its rows' digests in id order.
+
+    Defined over row digests so that the build can compute it in worker processes, row by row,
+    and a reader of any release can compute the same from its Parquet file.
+    """
     digest = hashlib.sha256()
     for row in rows:
-        digest.update(json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8"))
-        digest.update(b"\n")
+        digest.update(row_digest(row).encode())
     return digest.hexdigest()
 
 

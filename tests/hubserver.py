@@ -68,12 +68,54 @@ DEFAULT_GITATTRIBUTES = (
     "\n".join(
         f"{pattern} filter=lfs diff=lfs merge=lfs -text"
         for pattern in (
-            "*.7z", "*.arrow", "*.bin", "*.bz2", "*.ckpt", "*.ftz", "*.gz", "*.h5", "*.joblib",
-            "*.lfs.*", "*.lz4", "*.mds", "*.mlmodel", "*.model", "*.msgpack", "*.npy", "*.npz",
-            "*.onnx", "*.ot", "*.parquet", "*.pb", "*.pickle", "*.pkl", "*.pt", "*.pth", "*.rar",
-            "*.safetensors", "saved_model/**/*", "*.tar.*", "*.tar", "*.tflite", "*.tgz", "*.wasm",
-            "*.xz", "*.zip", "*.zst", "*tfevents*", "*.mp3", "*.ogg", "*.wav", "*.flac",
-            "*.jpg", "*.jpeg", "*.png", "*.webp", "*.gif", "*.mp4", "*.webm",
+            "*.7z",
+            "*.arrow",
+            "*.bin",
+            "*.bz2",
+            "*.ckpt",
+            "*.ftz",
+            "*.gz",
+            "*.h5",
+            "*.joblib",
+            "*.lfs.*",
+            "*.lz4",
+            "*.mds",
+            "*.mlmodel",
+            "*.model",
+            "*.msgpack",
+            "*.npy",
+            "*.npz",
+            "*.onnx",
+            "*.ot",
+            "*.parquet",
+            "*.pb",
+            "*.pickle",
+            "*.pkl",
+            "*.pt",
+            "*.pth",
+            "*.rar",
+            "*.safetensors",
+            "saved_model/**/*",
+            "*.tar.*",
+            "*.tar",
+            "*.tflite",
+            "*.tgz",
+            "*.wasm",
+            "*.xz",
+            "*.zip",
+            "*.zst",
+            "*tfevents*",
+            "*.mp3",
+            "*.ogg",
+            "*.wav",
+            "*.flac",
+            "*.jpg",
+            "*.jpeg",
+            "*.png",
+            "*.webp",
+            "*.gif",
+            "*.mp4",
+            "*.webm",
         )
     )
     + "\n"
@@ -350,9 +392,7 @@ class FakeHub:
     def repo(self, repo_id: str, repo_type: str = "dataset") -> FakeRepo:
         return self.repos[(repo_type, repo_id)]
 
-    def add_repo(
-        self, repo_id: str, repo_type: str = "dataset", private: bool = False
-    ) -> FakeRepo:
+    def add_repo(self, repo_id: str, repo_type: str = "dataset", private: bool = False) -> FakeRepo:
         """Create a repo directly (like the Hub does: one 'initial commit' with .gitattributes)."""
         with self._lock:
             if (repo_type, repo_id) in self.repos:
@@ -360,7 +400,11 @@ class FakeHub:
             repo = FakeRepo(repo_id=repo_id, repo_type=repo_type, private=private)
             self.repos[(repo_type, repo_id)] = repo
             sha = self._new_commit(
-                repo, None, "initial commit", "", {".gitattributes": Blob(DEFAULT_GITATTRIBUTES)},
+                repo,
+                None,
+                "initial commit",
+                "",
+                {".gitattributes": Blob(DEFAULT_GITATTRIBUTES)},
                 author="system",
             )
             repo.branches["main"] = sha
@@ -680,8 +724,12 @@ class FakeHub:
                 entry["lastCommit"] = self._last_commit(repo, commit, path, is_dir=False)
             return entry
         if path in self._dirs(commit.tree):
-            entry = {"type": "directory", "oid": self._tree_oid(commit.tree, path), "size": 0,
-                     "path": path}
+            entry = {
+                "type": "directory",
+                "oid": self._tree_oid(commit.tree, path),
+                "size": 0,
+                "path": path,
+            }
             if expand:
                 entry["lastCommit"] = self._last_commit(repo, commit, path, is_dir=True)
             return entry
@@ -758,8 +806,10 @@ class FakeHub:
                 "name": FAKE_USER,
                 "fullname": "Fake User",
                 "orgs": [],
-                "auth": {"type": "access_token", "accessToken": {"displayName": "fake",
-                                                                 "role": "write"}},
+                "auth": {
+                    "type": "access_token",
+                    "accessToken": {"displayName": "fake", "role": "write"},
+                },
             }
         )
 
@@ -812,8 +862,11 @@ class FakeHub:
                 if blobs:
                     sibling.update(size=len(blob.data), blobId=blob.oid)
                     if blob.lfs:
-                        sibling["lfs"] = {"size": len(blob.data), "sha256": blob.sha256,
-                                          "pointerSize": len(blob.pointer)}
+                        sibling["lfs"] = {
+                            "size": len(blob.data),
+                            "sha256": blob.sha256,
+                            "pointerSize": len(blob.pointer),
+                        }
                 siblings.append(sibling)
             author = repo.repo_id.split("/")[0]
             info: dict[str, Any] = {
@@ -883,7 +936,9 @@ class FakeHub:
             commit = self._resolve_rev(repo, rev)
             if path and path not in self._dirs(commit.tree):
                 raise HubError(
-                    404, f"Entry not found: {path}", code="EntryNotFound",
+                    404,
+                    f"Entry not found: {path}",
+                    code="EntryNotFound",
                     headers={"X-Repo-Commit": commit.sha},
                 )
             prefix = path + "/" if path else ""
@@ -1006,8 +1061,7 @@ class FakeHub:
             if parent:
                 parent_sha = repo.resolve(parent)
                 if parent_sha is None:
-                    raise HubError(404, f"Invalid parent commit {parent}",
-                                   code="RevisionNotFound")
+                    raise HubError(404, f"Invalid parent commit {parent}", code="RevisionNotFound")
                 if not create_pr and parent_sha != head:
                     raise HubError(
                         412, "A commit has happened since. Please refresh and try again."
@@ -1033,7 +1087,8 @@ class FakeHub:
                 elif key == "deletedFile":
                     if path not in tree:
                         raise HubError(
-                            404, f"A file with this name doesn't exist: {path}",
+                            404,
+                            f"A file with this name doesn't exist: {path}",
                             code="EntryNotFound",
                         )
                     del tree[path]
@@ -1041,7 +1096,8 @@ class FakeHub:
                     doomed = [p for p in tree if p.startswith(path + "/")]
                     if not doomed:
                         raise HubError(
-                            404, f"A folder with this name doesn't exist: {path}",
+                            404,
+                            f"A folder with this name doesn't exist: {path}",
                             code="EntryNotFound",
                         )
                     for p in doomed:
@@ -1156,8 +1212,9 @@ class FakeHub:
 # --------------------------------------------------------------------------------------------------
 
 
-def patch_clients(monkeypatch: pytest.MonkeyPatch, hub: FakeHub, home: Path,
-                  token: str | None = FAKE_TOKEN) -> None:
+def patch_clients(
+    monkeypatch: pytest.MonkeyPatch, hub: FakeHub, home: Path, token: str | None = FAKE_TOKEN
+) -> None:
     """Point huggingface_hub + datasets at ``hub`` and isolate every cache under ``home``.
 
     Both libraries read HF_ENDPOINT, cache dirs and several flags into module constants at import
@@ -1191,9 +1248,16 @@ def patch_clients(monkeypatch: pytest.MonkeyPatch, hub: FakeHub, home: Path,
     }
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    for key in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE",
-                "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE", "HF_HUB_DISABLE_IMPLICIT_TOKEN",
-                "HUGGINGFACE_CO_STAGING", "HF_HUB_ENABLE_HF_TRANSFER"):
+    for key in (
+        "HF_HUB_OFFLINE",
+        "HF_DATASETS_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HF_OIDC_RESOURCE",
+        "HF_HUB_DISABLE_IMPLICIT_TOKEN",
+        "HUGGINGFACE_CO_STAGING",
+        "HF_HUB_ENABLE_HF_TRANSFER",
+    ):
         monkeypatch.delenv(key, raising=False)
     if token is None:
         monkeypatch.delenv("HF_TOKEN", raising=False)
@@ -1235,8 +1299,10 @@ def patch_clients(monkeypatch: pytest.MonkeyPatch, hub: FakeHub, home: Path,
     monkeypatch.setattr(
         _http,
         "REPO_API_REGEX",
-        re.compile(_http.REPO_API_REGEX.pattern.replace("^https://", "^https?://"),
-                   _http.REPO_API_REGEX.flags),
+        re.compile(
+            _http.REPO_API_REGEX.pattern.replace("^https://", "^https?://"),
+            _http.REPO_API_REGEX.flags,
+        ),
     )
     # never fetch the AI-agent registry from the network
     monkeypatch.setattr(_detect_agent, "_registry", _detect_agent._EMPTY_REGISTRY, raising=False)

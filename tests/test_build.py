@@ -311,3 +311,31 @@ def test_croissant_file_reads_back_every_row_with_mlcroissant(dist):
     assert len(records) == 55
     ids = sorted(r["default/id"].decode() for r in records)
     assert ids == sorted(pq.read_table(dist / PARQUET).column("id").to_pylist())
+
+
+def test_worker_processes_give_the_identical_build(tmp_path, monkeypatch):
+    import curate.assemble
+    import curate.validate
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for k in range(4):
+        for seed in SEED_FILES:
+            text = seed.read_text(encoding="utf-8")
+            # Each copy changes one word per abstract, so the copies are near-duplicates.
+            (src / f"{k}_{seed.name}").write_text(text.replace(" the ", f" the{k} ", 1))
+    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.assemble, "PARALLEL_MIN_RECORDS", 0)
+    serial = run_build([src], tmp_path / "serial", jobs=1)
+    parallel = run_build([src], tmp_path / "parallel", jobs=2)
+    assert all_files(tmp_path / "parallel") == all_files(tmp_path / "serial")
+    assert parallel.fingerprint == serial.fingerprint
+    assert serial.records_in == 4 * 57 and serial.near_merged + serial.exact_merged > 100
+
+
+def test_published_report_names_files_not_local_paths(dist):
+    report = json.loads((dist / "validation-report.json").read_text())
+    files = {f["file"] for f in report["findings"]}
+    assert files == {s.name for s in SEED_FILES}
+    related = {f["related"] for f in report["findings"] if "related" in f}
+    assert related == {f"{SEED0.name}:25", f"{SEED0.name}:27"}

@@ -90,8 +90,16 @@ def test_upload_folder_and_tag(fake_hub: FakeHub, tmp_path: Path) -> None:
 
     # the upload went through validate-yaml, preupload, LFS batch + PUT + verify, commit
     routes = [r.route for r in fake_hub.requests]
-    for route in ("create-repo", "validate-yaml", "preupload", "lfs-batch", "lfs-put",
-                  "lfs-verify", "commit", "create-tag"):
+    for route in (
+        "create-repo",
+        "validate-yaml",
+        "preupload",
+        "lfs-batch",
+        "lfs-put",
+        "lfs-verify",
+        "commit",
+        "create-tag",
+    ):
         assert route in routes, route
     lfs_put = fake_hub.calls("PUT", r"^/__fake_lfs/")[0]
     assert "Authorization" not in lfs_put.headers  # presigned-URL style: no token sent
@@ -122,8 +130,9 @@ def test_upload_folder_and_tag(fake_hub: FakeHub, tmp_path: Path) -> None:
     assert [c.title for c in commits] == ["Release v1.0.0", "initial commit"]
     [entry] = api.get_paths_info(REPO, ["README.md"], repo_type="dataset", revision=head.sha)
     assert entry.size == len(README.encode())
-    path = api.hf_hub_download(REPO, "data/train-00000-of-00001.parquet", repo_type="dataset",
-                               revision="v1.0.0")
+    path = api.hf_hub_download(
+        REPO, "data/train-00000-of-00001.parquet", repo_type="dataset", revision="v1.0.0"
+    )
     assert Path(path).read_bytes() == parquet
 
 
@@ -186,11 +195,13 @@ def test_preupload_and_lfs_are_retried_on_5xx_and_429(
     api = HfApi()
     api.create_repo(REPO, repo_type="dataset")
     fake_hub.fail("POST", r"/preupload/", status=503)
-    fake_hub.fail("POST", r"\.git/info/lfs/objects/batch$", status=429,
-                  headers={"Retry-After": "2"})
+    fake_hub.fail(
+        "POST", r"\.git/info/lfs/objects/batch$", status=429, headers={"Retry-After": "2"}
+    )
     fake_hub.fail("PUT", r"^/__fake_lfs/", status=500)
-    api.upload_file(path_or_fileobj=b"\0binary", path_in_repo="x.bin", repo_id=REPO,
-                    repo_type="dataset")
+    api.upload_file(
+        path_or_fileobj=b"\0binary", path_in_repo="x.bin", repo_id=REPO, repo_type="dataset"
+    )
     assert fake_hub.repo(REPO).files()["x.bin"] == b"\0binary"
     assert [r.status for r in fake_hub.calls(None, "/preupload/")] == [503, 200]
     assert [r.status for r in fake_hub.calls(None, "lfs/objects/batch")] == [429, 200]

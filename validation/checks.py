@@ -242,8 +242,6 @@ def check_header_mismatch(corpus: Corpus, config: Config) -> Iterator[Finding]:
 def check_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
     first: dict[str, int] = {}
     for g, rid in enumerate(corpus.ids):
-        if not rid:
-            continue
         if rid in first:
             original = corpus.loc(first[rid])
             yield finding(

@@ -84,11 +84,11 @@ class Corpus:
         return {wanted[k]: text for k, text in loaded.items()}
 
     def first_occurrences(self) -> np.ndarray:
-        """True for each record that is the first with its id (and has any words at all)."""
+        """True for each record that is the first with its id."""
         seen: set[str] = set()
         out = np.zeros(self.n, dtype=bool)
         for g, rid in enumerate(self.ids):
-            if rid and rid not in seen:
+            if rid not in seen:
                 seen.add(rid)
                 out[g] = True
         return out
@@ -101,7 +101,8 @@ class Corpus:
         are the ``duplicate`` check's), and each later record is paired with its most similar
         earlier record, the earliest on a tie.
         """
-        pairs = candidate_pairs(self.bands, self.first_occurrences())
+        has_words = self.bands.any(axis=1)
+        pairs = candidate_pairs(self.bands, self.first_occurrences() & has_words)
         if pairs.size == 0:
             return []
         needed = np.unique(pairs).tolist()

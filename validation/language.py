@@ -27,6 +27,7 @@ _ENGLISH = frozenset(
     "when how what where however they them only other each".split()
 )
 _WORD = re.compile(r"[A-Za-z]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 FAST_MIN_WORDS = 20
 FAST_MIN_SHARE = 0.12
 
@@ -37,8 +38,9 @@ def looks_english(text: str) -> bool:
     if len(words) < FAST_MIN_WORDS:
         return False
     if not text.isascii():
-        letters = sum(ch.isalpha() for ch in text)
-        if sum(len(w) for w in words) < 0.97 * letters:
+        ascii_letters = sum(map(len, words))
+        other_letters = sum(ch.isalpha() for ch in _NON_ASCII.findall(text))
+        if ascii_letters < 0.97 * (ascii_letters + other_letters):
             return False  # more than a trace of non-ASCII letters: accents, other scripts
     hits = sum(1 for w in words if w.lower() in _ENGLISH)
     return hits >= FAST_MIN_SHARE * len(words)

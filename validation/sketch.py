@@ -42,8 +42,8 @@ EMPTY_BANDS = np.zeros(BANDS, dtype=np.uint64)
 
 @dataclass(frozen=True, slots=True)
 class Sketch:
-    id: str  # "" for a record with no words
-    bands: np.ndarray  # uint64[BANDS]
+    id: str
+    bands: np.ndarray  # uint64[BANDS]; all zero for a record without words
 
 
 _word_hashes: dict[str, int] = {}
@@ -95,7 +95,11 @@ def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     """The record's sketch, and its shingle hashes for callers that need them now."""
     words = comparison_words(text)
     if not words:
-        return Sketch("", EMPTY_BANDS), np.empty(0, dtype=np.uint64)
+        # Nothing to compare but the characters themselves ("—", "$$"): ids from the raw text,
+        # so only identical ones count as duplicates, and no near-duplicates at all.
+        return Sketch(record_id("\0" + " ".join(text.split())), EMPTY_BANDS), np.empty(
+            0, dtype=np.uint64
+        )
     shingles = shingle_hashes(words, shingle_size)
     return Sketch(record_id(" ".join(words)), band_hashes(shingles)), shingles
 
