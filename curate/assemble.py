@@ -35,6 +35,7 @@ from validation import residue
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.language import language_of
+from validation import normalize
 from validation.normalize import plain_text
 from validation.records import Record
 
@@ -69,7 +70,7 @@ def make_row(
     record: Record, row_id: str, sources: list[dict[str, Any]], config: Config
 ) -> dict[str, Any]:
     cleaned = clean_text(record.text)
-    words = cleaned.text.split()
+    words = normalize.words(cleaned.text)
     language = None
     if len(words) >= config.language_min_words:
         language = language_of(plain_text(cleaned.text))[0]

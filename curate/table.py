@@ -30,7 +30,11 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("venue", pa.string(), "Venue named by the drop's header, e.g. ICML."),
     ("year", pa.int32(), "Year named by the drop's header."),
     ("language", pa.string(), "Language of the abstract (ISO 639-1), by langdetect."),
-    ("word_count", pa.int32(), "Number of whitespace-separated words of `abstract`."),
+    (
+        "word_count",
+        pa.int32(),
+        "Number of words of `abstract` (whitespace-separated; each CJK character is one).",
+    ),
     ("char_count", pa.int32(), "Number of characters of `abstract`."),
     ("has_math", pa.bool_(), "Whether the raw text held LaTeX math."),
     (

@@ -48,6 +48,10 @@ GERMAN = (
     "Experimente auf mehreren Datensätzen zeigen, dass die Methode zuverlässiger ist als "
     "bisherige Ansätze und deutlich weniger Rechenzeit benötigt."
 )
+CHINESE = (
+    "我们研究大型语言模型在训练过程中如何存储和调用知识。为此，我们提出了一种新的分析方法，"
+    "逐层比较模型的内部表示与人类的判断。在多个数据集上的实验表明，该方法比以往的方法更可靠。"
+)
 
 # Read off the seed files by a person: these lines carry LaTeX or Markdown, and two abstracts
 # of the first file reappear in the second.
@@ -115,6 +119,8 @@ CASES = [
     ("header-mismatch-venue", text(EN1, header="NeurIPS 2025 Papers"),
      [("header-mismatch", 1)]),
     ("language", text(EN1, GERMAN), [("language", 5)]),
+    # Written without spaces: counted by character, so neither too short nor unchecked.
+    ("language-zh", text(EN1, CHINESE), [("language", 5)]),
     ("duplicate", text(EN1, P.upper().replace(" ", "  ")), [("duplicate", 5)]),
     ("duplicate-markdown-vs-html",
      text(EN1.replace("curriculum", "**curriculum**", 1),

@@ -61,13 +61,13 @@ def check_header_language(source: SourceFile, config: Config) -> Iterator[Findin
 
 # --- record checks --------------------------------------------------------------------------------
 def plain_words(record: Record) -> list[str]:
-    return record.text.split()
+    return normalize.words(record.text)
 
 
 @register("language", "error", "record", "a record is not in the expected language")
 def check_language(record: Record, config: Config) -> Iterator[Finding]:
     plain = normalize.plain_text(record.text)
-    if len(plain.split()) < config.language_min_words:
+    if len(normalize.words(plain)) < config.language_min_words:
         return
     if "en" in config.languages and looks_english(plain):
         return

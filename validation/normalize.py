@@ -16,7 +16,12 @@ import unicodedata
 from validation import residue
 
 _COMMAND_NAME = re.compile(r"\\[A-Za-z]+\*?|\\.")
-_WORD = re.compile(r"\w+")
+# Chinese and Japanese are written without spaces: each ideograph or kana counts as a word, as
+# in most word counts of CJK text; every other run of word characters is one word.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_CJK_PUNCT = "\u3000-\u303f\uff00-\uff0f\uff1a-\uff20"  # 。，、「」：？ and the like
+_TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}{_CJK_PUNCT}]+")
 
 
 def _strip_markup(text: str) -> str:
@@ -40,6 +45,11 @@ def _strip_markup(text: str) -> str:
     if not residue.may_have("latex", text):
         return text
     return residue.LATEX.sub(lambda m: _COMMAND_NAME.sub(" ", m.group()).replace("$", " "), text)
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` for counting: whitespace-separated, and each CJK character."""
+    return _TOKEN.findall(text)
 
 
 def comparison_words(text: str) -> list[str]:
