@@ -31,11 +31,10 @@ from curate.clean import clean_text
 from curate.dedupe import MATCH_NEAR, Plan
 from curate.parse import parse_file
 from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
-from validation import residue
+from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.language import language_of
-from validation import normalize
 from validation.normalize import plain_text
 from validation.records import Record
 
