@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,7 @@ class BuildResult:
     manifest: dict[str, Any]
     diff: release.Diff | None = None  # against the previous release, if one was given
     previous_version: str | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # seconds per stage
 
 
 def _near_pairs(
@@ -139,6 +141,7 @@ def build(
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
     jobs = default_jobs() if jobs is None else max(1, jobs)
+    started = time.perf_counter()
     run = validate_paths(
         paths,
         config,
@@ -158,7 +161,12 @@ def build(
             Report(findings=near_findings, files=report.files, records=report.records),
         )
     ids = [i for f in files for i in f.ids]
+    validated = time.perf_counter()
     groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
+    timings = {
+        "validate (wall)": validated - started,
+        "dedupe plan": time.perf_counter() - validated,
+    }
     say(
         f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near duplicates merged"
     )
@@ -171,6 +179,8 @@ def build(
     with export.staged_folder(out) as stage:
         parquet = stage / export.PARQUET_PATH
         table = assemble(files, groups, config, parquet, jobs=jobs, say=say)
+        timings.update(table.timings)
+        metadata_started = time.perf_counter()
         fingerprint = table.fingerprint
         sources = _source_entries(files)
         word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
@@ -253,6 +263,7 @@ def build(
                 previous, stage, parquet, write_release, requested=version, say=say
             )
         export.write_json(stage / "manifest.json", manifest)
+    timings["card, croissant, manifest (wall)"] = time.perf_counter() - metadata_started
     say(f"wrote {out}")
     return BuildResult(
         out=out,
@@ -266,6 +277,7 @@ def build(
         manifest=manifest,
         diff=diff,
         previous_version=previous.version if previous is not None else None,
+        timings={**run.report.timings, **timings},
     )
 
 
