@@ -9,13 +9,11 @@ bucket, not by the corpus, and the output is the same bytes whatever the number 
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import sys
 import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,8 @@ import pyarrow.parquet as pq
 
 from curate import export
 from curate.clean import clean_text
-from curate.dedupe import MATCH_NEAR, Plan
+from curate.dedupe import MATCH_NEAR, MATCHES, Plan
+from curate.parallel import pool
 from curate.parse import parse_file
 from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
 from validation import normalize, residue
@@ -127,32 +126,33 @@ def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, Fil
     Made one file at a time, so the provenance of a million records is never all in memory.
     """
     offsets = np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
-    leads = np.array(sorted(plan.members), dtype=np.int64)
-    lead_file = np.searchsorted(offsets, leads, side="right") - 1
+    file_of = np.repeat(np.arange(len(files)), [f.n_records for f in files])
+    order, starts = plan.groups()
+    lead_of_run = order[starts[:-1]]  # survivors, ascending: runs are sorted by leader
+    run_file = file_of[lead_of_run]
 
-    def where(g: int) -> tuple[int, int]:
-        fi = int(np.searchsorted(offsets, g, side="right") - 1)
-        return fi, g - int(offsets[fi])
+    def source(g: int) -> dict[str, Any]:
+        f = files[int(file_of[g])]
+        match = MATCHES[int(plan.match[g])]
+        return {
+            "file": Path(f.path).name,
+            "line": int(f.lines[g - offsets[file_of[g]]]),
+            "header": f.header.text if f.header else None,
+            "header_language": f.header.language if f.header else None,
+            "match": match,
+            "similarity": round(float(plan.similarity[g]), 6) if match == MATCH_NEAR else None,
+        }
 
-    for fi in np.unique(lead_file).tolist():
+    bounds = np.searchsorted(run_file, np.arange(len(files) + 1))
+    for fi in range(len(files)):
+        runs = range(int(bounds[fi]), int(bounds[fi + 1]))
+        if not runs:
+            continue
         todo: FileTodo = []
-        for lead in leads[lead_file == fi].tolist():
-            sources = []
-            for g, match, similarity in plan.members[lead]:
-                gfi, ri = where(g)
-                f = files[gfi]
-                sources.append(
-                    {
-                        "file": Path(f.path).name,
-                        "line": int(f.lines[ri]),
-                        "header": f.header.text if f.header else None,
-                        "header_language": f.header.language if f.header else None,
-                        "match": match,
-                        "similarity": round(similarity, 6) if match == MATCH_NEAR else None,
-                    }
-                )
-            ri = lead - int(offsets[fi])
-            todo.append((ri, files[fi].ids[ri], sources))
+        for k in runs:
+            members = order[starts[k] : starts[k + 1]].tolist()
+            ri = members[0] - int(offsets[fi])
+            todo.append((ri, files[fi].ids[ri], [source(g) for g in members]))
         yield fi, todo
 
 
@@ -166,7 +166,7 @@ def assemble(
     say: Say = lambda _m: None,
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id."""
-    total = len(plan.members)
+    total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".rows-", dir=parquet.parent) as tmp:
@@ -175,13 +175,12 @@ def assemble(
             for fi, todo in todo_by_file(files, plan)
         )
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
-            context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            with pool(jobs) as workers:
                 # A bounded window of submitted files keeps the queued provenance small.
                 window: list[Future[None]] = []
                 done = 0
                 for args in work:
-                    window.append(pool.submit(rows_of_file, *args))
+                    window.append(workers.submit(rows_of_file, *args))
                     if len(window) >= 2 * jobs:
                         window.pop(0).result()
                         done += 1

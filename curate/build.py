@@ -18,8 +18,9 @@ from curate.assemble import assemble
 from curate.card import length_stats, render_card
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
+from curate.parallel import default_jobs
 from curate.table import ARROW_SCHEMA
-from curate.validate import default_jobs, validate_paths
+from curate.validate import validate_paths
 from validation import residue
 from validation.config import Config
 from validation.corpus import FileResult
@@ -61,15 +62,18 @@ def _near_pairs(
     They are read back from the report rather than computed again: the report is the one
     statement of what is a near-duplicate, and the build must merge exactly that.
     """
-    index: dict[str, int] = {}
-    for f in files:
-        for line in f.lines.tolist():
-            index[f"{f.path}:{line}"] = len(index)
+    file_index = {f.path: i for i, f in enumerate(files)}
+    offsets = np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
+
+    def index(path: str, line: int) -> int:
+        fi = file_index[path]
+        return int(offsets[fi] + np.searchsorted(files[fi].lines, line))
+
     findings = [f for f in report if f.code == "near-duplicate"]
-    pairs = [
-        (index[f"{f.file}:{f.line}"], index[f.related], float(f.score))  # type: ignore[index,arg-type]
-        for f in findings
-    ]
+    pairs = []
+    for f in findings:
+        path, _, line = str(f.related).rpartition(":")
+        pairs.append((index(f.file, f.line), index(path, int(line)), float(f.score or 0.0)))
     return pairs, findings
 
 

@@ -7,16 +7,14 @@ returns only findings and compact sketches, so memory stays flat however large t
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from curate.cache import ValidationCache
+from curate.parallel import default_jobs, pool
 from curate.parse import collect_paths, parse_bytes, parse_file
 from validation.config import Config
 from validation.corpus import FileResult
@@ -64,13 +62,6 @@ def _check_with(path: str, config: Config, cache: ValidationCache | None) -> Fil
     result = check_file(source, config, cache)
     result.timings["parse"] = result.timings.get("parse", 0.0) + parse_seconds
     return result
-
-
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def _texts_loader(results: list[FileResult], config: Config):
@@ -129,10 +120,9 @@ def validate_paths(
     cache_arg = str(cache_dir) if cache is not None else None
     t = time.perf_counter()
     if jobs > 1 and len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
-        context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+        with pool(jobs) as workers:
             futures = [
-                pool.submit(_check_one, found[i].as_posix(), config, cache_arg) for i in todo
+                workers.submit(_check_one, found[i].as_posix(), config, cache_arg) for i in todo
             ]
             for i, future in zip(todo, futures, strict=True):
                 results[i], pending, hits, misses = future.result()
