@@ -17,7 +17,7 @@ from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import Corpus
 from validation.findings import Finding
-from validation.language import detect, looks_english
+from validation.language import detect, language_of
 from validation.records import Record, SourceFile
 from validation.registry import finding, register, register_code
 
@@ -69,11 +69,11 @@ def check_language(record: Record, config: Config) -> Iterator[Finding]:
     plain = normalize.plain_text(record.text)
     if len(normalize.words(plain)) < config.language_min_words:
         return
-    if "en" in config.languages and looks_english(plain):
-        return
-    lang, prob = detect(plain)
+    lang, prob = language_of(plain)
     if lang in config.languages:
         return
+    if prob is None:  # the English pre-check answered, and English is not allowed: ask langdetect
+        lang, prob = detect(plain)
     expected = ", ".join(config.languages)
     yield finding(
         "language",
