@@ -23,7 +23,7 @@ from validation.corpus import FileResult
 from validation.registry import REGISTRY
 from validation.runner import RecordResult
 
-FORMAT = "curate-validation-cache/1"
+FORMAT = "curate-validation-cache/2"
 DEFAULT_DIR = ".curate-cache"
 Warn = Callable[[str], None]
 

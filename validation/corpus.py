@@ -1,7 +1,7 @@
 """The corpus as the cross-file checks see it: compact per-record arrays, not records.
 
 Each file is checked on its own (in parallel, or from the cache) and leaves behind only what
-the corpus checks need: every record's line, id and LSH band hashes. The texts themselves are
+the corpus checks need: every record's line, id and MinHash signature. The texts themselves are
 fetched again, through ``load_texts``, only for the few records that are near-duplicate
 candidates, so the corpus of a million abstracts never has to be held in memory at once.
 """
@@ -16,7 +16,13 @@ import numpy as np
 from validation.findings import Finding
 from validation.normalize import comparison_words
 from validation.records import Header
-from validation.sketch import BANDS, candidate_pairs, jaccard_hashes, shingle_hashes
+from validation.sketch import (
+    ESTIMATE_MARGIN,
+    NUM_PERM,
+    candidate_pairs,
+    jaccard_hashes,
+    shingle_hashes,
+)
 
 # (file index, record index within the file) -> text
 TextLoader = Callable[[list[tuple[int, int]]], dict[tuple[int, int], str]]
@@ -32,7 +38,7 @@ class FileResult:
     size: int
     lines: np.ndarray  # int32[n]
     ids: list[str]
-    bands: np.ndarray  # uint64[n, BANDS]
+    sigs: np.ndarray  # uint16[n, NUM_PERM]: MinHash signatures
     findings: list[Finding]
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -58,10 +64,10 @@ class Corpus:
         self.n = int(self.offsets[-1])
         self.file_of = np.repeat(np.arange(len(files)), counts) if files else np.empty(0, int)
         self.ids = [i for f in files for i in f.ids]
-        self.bands = (
-            np.concatenate([f.bands for f in files])
+        self.sigs = (
+            np.concatenate([f.sigs for f in files])
             if self.n
-            else np.empty((0, BANDS), dtype=np.uint64)
+            else np.empty((0, NUM_PERM), dtype=np.uint16)
         )
 
     def where(self, g: int) -> tuple[int, int]:
@@ -96,13 +102,16 @@ class Corpus:
     def near_pairs(self, threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
         """(later, earlier, Jaccard) for each record with an earlier near-duplicate.
 
-        LSH proposes the candidates; the Jaccard similarity of each candidate pair is then
-        computed exactly over the two records' shingles. Exact duplicates take no part (they
+        LSH proposes the candidates and their MinHash estimate drops those far below the
+        threshold; the Jaccard similarity of each remaining pair is then computed exactly over
+        the two records' shingles, and only that decides. Exact duplicates take no part (they
         are the ``duplicate`` check's), and each later record is paired with its most similar
         earlier record, the earliest on a tie.
         """
-        has_words = self.bands.any(axis=1)
-        pairs = candidate_pairs(self.bands, self.first_occurrences() & has_words)
+        has_words = self.sigs.any(axis=1)
+        pairs = candidate_pairs(
+            self.sigs, self.first_occurrences() & has_words, threshold - ESTIMATE_MARGIN
+        )
         if pairs.size == 0:
             return []
         needed = np.unique(pairs).tolist()

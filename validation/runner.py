@@ -20,16 +20,16 @@ from validation.corpus import Corpus, FileResult, TextLoader
 from validation.findings import Finding, Report
 from validation.records import Record, SourceFile
 from validation.registry import checks
-from validation.sketch import BANDS, sketch
+from validation.sketch import NUM_PERM, sketch
 
 
 @dataclass(frozen=True, slots=True)
 class RecordResult:
-    """A record's own findings (lines relative to its first line), id and band hashes."""
+    """A record's own findings (lines relative to its first line), id and MinHash signature."""
 
     findings: tuple[Finding, ...]
     id: str
-    bands: np.ndarray
+    sig: np.ndarray
 
 
 class RecordCache(Protocol):
@@ -48,7 +48,7 @@ def check_record(record: Record, config: Config, timings: dict[str, float]) -> R
     sk, _ = sketch(record.text, config.shingle_size)
     timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
     relative = tuple(replace(f, file="", line=f.line - record.line) for f in found)
-    return RecordResult(relative, sk.id, sk.bands)
+    return RecordResult(relative, sk.id, sk.sig)
 
 
 def check_file(source: SourceFile, config: Config, cache: RecordCache | None = None) -> FileResult:
@@ -60,7 +60,7 @@ def check_file(source: SourceFile, config: Config, cache: RecordCache | None = N
         findings.extend(spec.func(source, config))  # type: ignore[misc]
         timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
     n = len(source.records)
-    bands = np.zeros((n, BANDS), dtype=np.uint64)
+    sigs = np.zeros((n, NUM_PERM), dtype=np.uint16)
     ids: list[str] = []
     for i, record in enumerate(source.records):
         result = cache.get(record.text) if cache is not None else None
@@ -72,10 +72,10 @@ def check_file(source: SourceFile, config: Config, cache: RecordCache | None = N
             replace(f, file=source.path, line=f.line + record.line) for f in result.findings
         )
         ids.append(result.id)
-        bands[i] = result.bands
+        sigs[i] = result.sig
     lines = np.fromiter((r.line for r in source.records), dtype=np.int32, count=n)
     return FileResult(
-        source.path, source.header, source.sha256, source.size, lines, ids, bands, findings,
+        source.path, source.header, source.sha256, source.size, lines, ids, sigs, findings,
         timings,
     )  # fmt: skip
 

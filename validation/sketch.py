@@ -2,8 +2,10 @@
 
 A corpus of a million abstracts cannot be compared as Python strings or shingle sets held in
 memory, so each record is reduced, once, to an id (the hash of its comparison key, for exact
-duplicates) and a few LSH band hashes of its MinHash signature (for near-duplicate candidates).
-Both are plain integers that fit numpy arrays, and both can be cached by record content.
+duplicates) and a MinHash signature of 126 16-bit values (252 bytes, for near-duplicates). Both
+fit numpy arrays, and both can be cached by record content. From the signatures come the LSH
+band hashes that propose candidate pairs, and an estimate of each candidate's similarity that
+discards the hopeless ones; the similarity of every remaining pair is then computed exactly.
 
 Shingles are hashed to 64 bits: word hashes are computed once per word with CRC-32 and combined
 arithmetically, which is an order of magnitude cheaper than hashing each shingle string, and
@@ -37,13 +39,16 @@ _MIX = (
 _BAND_MIX = np.array(
     [np.uint64(0x100000001B3) ** np.uint64(k + 1) for k in range(ROWS)], dtype=np.uint64
 )
-EMPTY_BANDS = np.zeros(BANDS, dtype=np.uint64)
+EMPTY_SIG = np.zeros(NUM_PERM, dtype=np.uint16)
+# How far below the threshold a signature estimate may fall and the pair still be checked
+# exactly: 0.2 is more than five standard deviations of a 126-value estimate near 0.8.
+ESTIMATE_MARGIN = 0.2
 
 
 @dataclass(frozen=True, slots=True)
 class Sketch:
     id: str
-    bands: np.ndarray  # uint64[BANDS]; all zero for a record without words
+    sig: np.ndarray  # uint16[NUM_PERM]; all zero for a record without words
 
 
 _word_hashes: dict[str, int] = {}
@@ -80,14 +85,29 @@ def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
     return inter / (a.size + b.size - inter)
 
 
-def band_hashes(shingles: np.ndarray) -> np.ndarray:
+def signature(shingles: np.ndarray) -> np.ndarray:
+    """The MinHash signature of a shingle set, each value cut to 16 bits."""
     if shingles.size == 0:
-        return EMPTY_BANDS
+        return EMPTY_SIG
     with np.errstate(over="ignore"):
         x = (shingles & _MASK61)[:, None]
-        sig = ((x * _A + _B) >> np.uint64(3)).min(axis=0)  # universal hash per permutation
-        rows = sig.reshape(BANDS, ROWS) * _BAND_MIX
-    out = np.bitwise_xor.reduce(rows, axis=1)
+        mins = ((x * _A + _B) >> np.uint64(3)).min(axis=0)  # a universal hash per permutation
+    return (mins >> np.uint64(40)).astype(np.uint16)
+
+
+def band_hashes(sigs: np.ndarray) -> np.ndarray:
+    """uint64[n, BANDS]: one hash of each band of ROWS signature values, for LSH."""
+    rows = sigs.reshape(sigs.shape[0], BANDS, ROWS).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return np.bitwise_xor.reduce(rows * _BAND_MIX, axis=2) * _MIX[0]
+
+
+def estimate(sigs: np.ndarray, pairs: np.ndarray, chunk: int = 200_000) -> np.ndarray:
+    """The MinHash estimate of the Jaccard similarity of each (i, j) pair."""
+    out = np.empty(len(pairs), dtype=np.float64)
+    for start in range(0, len(pairs), chunk):
+        p = pairs[start : start + chunk]
+        out[start : start + len(p)] = (sigs[p[:, 0]] == sigs[p[:, 1]]).mean(axis=1)
     return out
 
 
@@ -97,37 +117,47 @@ def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     if not words:
         # Nothing to compare but the characters themselves ("—", "$$"): ids from the raw text,
         # so only identical ones count as duplicates, and no near-duplicates at all.
-        return Sketch(record_id("\0" + " ".join(text.split())), EMPTY_BANDS), np.empty(
+        return Sketch(record_id("\0" + " ".join(text.split())), EMPTY_SIG), np.empty(
             0, dtype=np.uint64
         )
     shingles = shingle_hashes(words, shingle_size)
-    return Sketch(record_id(" ".join(words)), band_hashes(shingles)), shingles
+    return Sketch(record_id(" ".join(words)), signature(shingles)), shingles
 
 
-def candidate_pairs(bands: np.ndarray, active: np.ndarray) -> np.ndarray:
-    """(earlier, later) index pairs that share at least one band hash, among ``active`` rows.
+def candidate_pairs(sigs: np.ndarray, active: np.ndarray, min_estimate: float) -> np.ndarray:
+    """(earlier, later) pairs of ``active`` rows that share an LSH band and whose signatures
+    estimate a similarity of at least ``min_estimate``.
 
-    Done with a sort per band instead of a hash table per band: a million records cost a few
-    hundred megabytes of integers rather than tens of millions of dict entries.
+    Done with a sort per band instead of a hash table per band, and filtered band by band, so a
+    million records cost a few hundred megabytes of integers rather than tens of millions of
+    dict entries or every chance collision of a band.
     """
     idx = np.flatnonzero(active)
     if idx.size < 2:
         return np.empty((0, 2), dtype=np.int64)
+    bands = band_hashes(sigs[idx])
     found: list[np.ndarray] = []
-    for band in range(bands.shape[1]):
-        values = bands[idx, band]
-        order = np.argsort(values, kind="stable")
-        sorted_vals = values[order]
-        same = sorted_vals[1:] == sorted_vals[:-1]
+    for band in range(BANDS):
+        order = np.argsort(bands[:, band], kind="stable")
+        values = bands[order, band]
+        same = values[1:] == values[:-1]
         if not same.any():
             continue
-        # Runs of equal values: [start, end] in sorted order; pair every two members of a run.
+        # Runs of equal values, as [start, end) in sorted order.
         edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
-        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
-        for s, e in zip(starts, ends, strict=True):
-            members = np.sort(idx[order[s : e + 1]])
-            i, j = np.triu_indices(members.size, k=1)
-            found.append(np.stack([members[i], members[j]], axis=1))
-    if not found:
-        return np.empty((0, 2), dtype=np.int64)
-    return np.unique(np.concatenate(found), axis=0)
+        starts = np.flatnonzero(edges == 1)
+        ends = np.flatnonzero(edges == -1) + 1
+        pairs = [
+            _run_pairs(idx[order[s:e]]) for s, e in zip(starts, ends, strict=True) if e - s > 2
+        ]
+        two = starts[ends - starts == 2]
+        pairs.append(np.sort(np.stack([idx[order[two]], idx[order[two + 1]]], axis=1), axis=1))
+        band_pairs = np.concatenate(pairs)
+        found.append(band_pairs[estimate(sigs, band_pairs) >= min_estimate])
+    return np.unique(np.concatenate(found), axis=0) if found else np.empty((0, 2), np.int64)
+
+
+def _run_pairs(members: np.ndarray) -> np.ndarray:
+    members = np.sort(members)
+    i, j = np.triu_indices(members.size, k=1)
+    return np.stack([members[i], members[j]], axis=1)
