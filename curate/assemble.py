@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from curate import export
 from curate.clean import clean_text
 from curate.dedupe import MATCH_NEAR, MATCHES, Plan
-from curate.parallel import pool
+from curate.parallel import Workers
 from curate.parse import parse_file
 from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
 from validation import normalize, residue
@@ -163,6 +163,7 @@ def assemble(
     parquet: Path,
     *,
     jobs: int = 1,
+    workers: Workers | None = None,
     say: Say = lambda _m: None,
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id."""
@@ -175,12 +176,16 @@ def assemble(
             for fi, todo in todo_by_file(files, plan)
         )
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
-            with pool(jobs) as workers:
+            own = workers is None or workers.jobs != jobs
+            shared = Workers(jobs) if own else workers
+            assert shared is not None
+            try:
+                pool = shared.pool()
                 # A bounded window of submitted files keeps the queued provenance small.
                 window: list[Future[None]] = []
                 done = 0
                 for args in work:
-                    window.append(workers.submit(rows_of_file, *args))
+                    window.append(pool.submit(rows_of_file, *args))
                     if len(window) >= 2 * jobs:
                         window.pop(0).result()
                         done += 1
@@ -188,6 +193,9 @@ def assemble(
                             say(f"cleaned {done} files")
                 for future in window:
                     future.result()
+            finally:
+                if own:
+                    shared.close()
         else:
             for args in work:
                 rows_of_file(*args)

@@ -18,7 +18,7 @@ from curate.assemble import assemble
 from curate.card import length_stats, render_card
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
-from curate.parallel import default_jobs
+from curate.parallel import Workers, default_jobs
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
@@ -145,144 +145,152 @@ def build(
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
     jobs = default_jobs() if jobs is None else max(1, jobs)
-    started = time.perf_counter()
-    run = validate_paths(
-        paths,
-        config,
-        jobs=jobs,
-        cache_dir=cache_dir,
-        progress=(lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None,
-    )
-    report, files = run.report, run.files
-    records_in = report.records
-    say(f"validated {len(files)} files, {records_in} records")
-    if report.errors:
-        raise BuildRefused(f"validation found {len(report.errors)} errors", report)
-    pairs, near_findings = _near_pairs(files, report)
-    if config.near_duplicates == "fail" and near_findings:
-        raise BuildRefused(
-            f"{len(near_findings)} near-duplicates and near_duplicates = 'fail'",
-            Report(findings=near_findings, files=report.files, records=report.records),
+    workers = Workers(jobs)  # started by validation while this process is small, reused after
+    try:
+        started = time.perf_counter()
+        run = validate_paths(
+            paths,
+            config,
+            jobs=jobs,
+            workers=workers,
+            cache_dir=cache_dir,
+            progress=(lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None,
         )
-    ids = [i for f in files for i in f.ids]
-    validated = time.perf_counter()
-    groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
-    timings = {
-        "validate (wall)": validated - started,
-        "dedupe plan": time.perf_counter() - validated,
-    }
-    say(
-        f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near duplicates merged"
-    )
-    if previous is None:
-        version = release.decide_version(None, None, version, config.version).version
-    template_path = Path(template or config.card_template)
-    if not template_path.is_file():
-        raise FileNotFoundError(f"dataset card template not found: {template_path}")
-
-    with export.staged_folder(out) as stage:
-        parquet = stage / export.PARQUET_PATH
-        table = assemble(files, groups, config, parquet, jobs=jobs, say=say)
-        timings.update(table.timings)
-        metadata_started = time.perf_counter()
-        fingerprint = table.fingerprint
-        sources = _source_entries(files)
-        word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
-        base_stats = {
-            "rows": table.rows,
-            "records_in": records_in,
-            "exact_merged": groups.exact_merged,
-            "near_merged": groups.near_merged,
-            "fingerprint": fingerprint,
-            "venues": ", ".join(sorted(table.venues)),
-            "sources": sources,
-            "length": length_stats(word_counts.tolist()),
-            "markup": {k: table.markup[k] for k in residue.KINDS},
-            "has_math": table.has_math,
+        report, files = run.report, run.files
+        records_in = report.records
+        say(f"validated {len(files)} files, {records_in} records")
+        if report.errors:
+            raise BuildRefused(f"validation found {len(report.errors)} errors", report)
+        pairs, near_findings = _near_pairs(files, report)
+        if config.near_duplicates == "fail" and near_findings:
+            raise BuildRefused(
+                f"{len(near_findings)} near-duplicates and near_duplicates = 'fail'",
+                Report(findings=near_findings, files=report.files, records=report.records),
+            )
+        ids = [i for f in files for i in f.ids]
+        validated = time.perf_counter()
+        groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
+        timings = {
+            "validate (wall)": validated - started,
+            "dedupe plan": time.perf_counter() - validated,
         }
-        languages = sorted(table.languages)
-        published_report = render_json(_published_report(report))
+        say(
+            f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
+            "duplicates merged"
+        )
+        if previous is None:
+            version = release.decide_version(None, None, version, config.version).version
+        template_path = Path(template or config.card_template)
+        if not template_path.is_file():
+            raise FileNotFoundError(f"dataset card template not found: {template_path}")
 
-        def write_release(release_version: str, changelog: str | None) -> dict[str, Any]:
-            """Every file whose bytes depend on the version; returns the manifest to write."""
-            stats = {
-                **base_stats,
-                "version": release_version,
-                "changelog": changelog is not None,
-                "previous_version": previous.version if previous is not None else None,
-            }
-            card = render_card(
-                config,
-                template=template_path,
-                languages=languages,
-                stats=stats,
-                num_bytes=table.num_bytes,
-                download_size=parquet.stat().st_size,
-            )
-            (stage / "README.md").write_text(card, encoding="utf-8")
-            write_croissant(
-                stage / "croissant.json",
-                croissant_metadata(
-                    name=config.dataset_name,
-                    description=f"{config.dataset_name}: cleaned, deduplicated paper abstracts.",
-                    version=release_version,
-                    license=config.license,
-                    url=f"https://huggingface.co/datasets/{config.repo_id}",
-                    parquet_relpath=export.PARQUET_PATH,
-                    parquet_sha256=export.sha256_file(parquet),
-                    num_rows=table.rows,
-                    date_published=_created(),
-                ),
-            )
-            (stage / "validation-report.json").write_text(published_report, encoding="utf-8")
-            changelog_path = stage / release.CHANGELOG
-            if changelog is None:
-                changelog_path.unlink(missing_ok=True)
-            else:
-                changelog_path.write_text(changelog, encoding="utf-8")
-            manifest = {
-                "name": config.dataset_name,
-                "repo_id": config.repo_id,
-                "version": release_version,
-                "fingerprint": fingerprint,
+        with export.staged_folder(out) as stage:
+            parquet = stage / export.PARQUET_PATH
+            table = assemble(files, groups, config, parquet, jobs=jobs, workers=workers, say=say)
+            timings.update(table.timings)
+            metadata_started = time.perf_counter()
+            fingerprint = table.fingerprint
+            sources = _source_entries(files)
+            word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
+            base_stats = {
                 "rows": table.rows,
                 "records_in": records_in,
-                "duplicates_merged": {"exact": groups.exact_merged, "near": groups.near_merged},
-                "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
-                "files": export.file_inventory(stage, exclude={"manifest.json"}),
+                "exact_merged": groups.exact_merged,
+                "near_merged": groups.near_merged,
+                "fingerprint": fingerprint,
+                "venues": ", ".join(sorted(table.venues)),
                 "sources": sources,
-                "toolkit": {"curate": __version__},
-                "settings": config.as_dict(),
+                "length": length_stats(word_counts.tolist()),
+                "markup": {k: table.markup[k] for k in residue.KINDS},
+                "has_math": table.has_math,
             }
-            created = _created()
-            if created:
-                manifest["created"] = created
-            return manifest
+            languages = sorted(table.languages)
+            published_report = render_json(_published_report(report))
 
-        diff = None
-        if previous is None:
-            manifest = write_release(version, None)
-        else:
-            version, manifest, diff = _versioned_release(
-                previous, stage, parquet, write_release, requested=version, say=say
-            )
-        export.write_json(stage / "manifest.json", manifest)
-    timings["card, croissant, manifest (wall)"] = time.perf_counter() - metadata_started
-    say(f"wrote {out}")
-    return BuildResult(
-        out=out,
-        version=version,
-        records_in=records_in,
-        records_out=table.rows,
-        exact_merged=groups.exact_merged,
-        near_merged=groups.near_merged,
-        fingerprint=fingerprint,
-        report=report,
-        manifest=manifest,
-        diff=diff,
-        previous_version=previous.version if previous is not None else None,
-        timings={**run.report.timings, **timings},
-    )
+            def write_release(release_version: str, changelog: str | None) -> dict[str, Any]:
+                """Every file whose bytes depend on the version; returns the manifest to write."""
+                stats = {
+                    **base_stats,
+                    "version": release_version,
+                    "changelog": changelog is not None,
+                    "previous_version": previous.version if previous is not None else None,
+                }
+                card = render_card(
+                    config,
+                    template=template_path,
+                    languages=languages,
+                    stats=stats,
+                    num_bytes=table.num_bytes,
+                    download_size=parquet.stat().st_size,
+                )
+                (stage / "README.md").write_text(card, encoding="utf-8")
+                write_croissant(
+                    stage / "croissant.json",
+                    croissant_metadata(
+                        name=config.dataset_name,
+                        description=(
+                            f"{config.dataset_name}: cleaned, deduplicated paper abstracts."
+                        ),
+                        version=release_version,
+                        license=config.license,
+                        url=f"https://huggingface.co/datasets/{config.repo_id}",
+                        parquet_relpath=export.PARQUET_PATH,
+                        parquet_sha256=export.sha256_file(parquet),
+                        num_rows=table.rows,
+                        date_published=_created(),
+                    ),
+                )
+                (stage / "validation-report.json").write_text(published_report, encoding="utf-8")
+                changelog_path = stage / release.CHANGELOG
+                if changelog is None:
+                    changelog_path.unlink(missing_ok=True)
+                else:
+                    changelog_path.write_text(changelog, encoding="utf-8")
+                manifest = {
+                    "name": config.dataset_name,
+                    "repo_id": config.repo_id,
+                    "version": release_version,
+                    "fingerprint": fingerprint,
+                    "rows": table.rows,
+                    "records_in": records_in,
+                    "duplicates_merged": {"exact": groups.exact_merged, "near": groups.near_merged},
+                    "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
+                    "files": export.file_inventory(stage, exclude={"manifest.json"}),
+                    "sources": sources,
+                    "toolkit": {"curate": __version__},
+                    "settings": config.as_dict(),
+                }
+                created = _created()
+                if created:
+                    manifest["created"] = created
+                return manifest
+
+            diff = None
+            if previous is None:
+                manifest = write_release(version, None)
+            else:
+                version, manifest, diff = _versioned_release(
+                    previous, stage, parquet, write_release, requested=version, say=say
+                )
+            export.write_json(stage / "manifest.json", manifest)
+        timings["card, croissant, manifest (wall)"] = time.perf_counter() - metadata_started
+        say(f"wrote {out}")
+        return BuildResult(
+            out=out,
+            version=version,
+            records_in=records_in,
+            records_out=table.rows,
+            exact_merged=groups.exact_merged,
+            near_merged=groups.near_merged,
+            fingerprint=fingerprint,
+            report=report,
+            manifest=manifest,
+            diff=diff,
+            previous_version=previous.version if previous is not None else None,
+            timings={**run.report.timings, **timings},
+        )
+    finally:
+        workers.close()
 
 
 def _versioned_release(

@@ -1,8 +1,10 @@
-"""Worker processes for per-file work, started so that they stay small.
+"""Worker processes for per-file work, shared by the stages of one run.
 
-Workers come from a fork server that has imported curate and nothing else, not from a fork of
-the main process: a forked child would inherit (and be counted with) everything the main process
-holds at that moment, which for a large corpus is most of the memory budget.
+A run starts its workers once, at the first stage that needs them (validation), while the main
+process is still small, and every later stage reuses them. A worker forked later would inherit,
+and be counted with, everything the main process holds by then: for a large corpus, most of the
+memory budget. Forking (rather than a fork server or spawning) keeps the library usable from a
+script without an ``if __name__ == "__main__"`` guard.
 """
 
 from __future__ import annotations
@@ -11,8 +13,7 @@ import multiprocessing
 import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
-
-_PRELOAD = ["curate.validate", "curate.assemble"]
+from types import TracebackType
 
 
 def default_jobs() -> int:
@@ -22,10 +23,33 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def pool(jobs: int) -> ProcessPoolExecutor:
-    if sys.platform == "linux":
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload(_PRELOAD)
-    else:
-        context = multiprocessing.get_context("spawn")
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+class Workers:
+    """A process pool of ``jobs`` workers, started on first use and closed with the run."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self._pool: ProcessPoolExecutor | None = None
+
+    def pool(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            method = "fork" if sys.platform == "linux" else "spawn"
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.jobs, mp_context=multiprocessing.get_context(method)
+            )
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self) -> Workers:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

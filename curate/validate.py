@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from curate.cache import ValidationCache
-from curate.parallel import default_jobs, pool
+from curate.parallel import Workers, default_jobs
 from curate.parse import collect_paths, parse_bytes, parse_file
 from validation.config import Config
 from validation.corpus import FileResult
@@ -85,6 +85,7 @@ def validate_paths(
     config: Config,
     *,
     jobs: int | None = None,
+    workers: Workers | None = None,
     cache_dir: str | Path | None = None,
     progress: Progress | None = None,
     warn: Warn = _stderr_warning,
@@ -92,7 +93,8 @@ def validate_paths(
     """Parse and check the drops at ``paths``; raises ``UsageError`` for a missing path.
 
     ``jobs`` worker processes check files in parallel (default: one per core, and none for a
-    small input); ``cache_dir`` turns on the content-addressed cache.
+    small input), from ``workers`` if the caller shares its pool; ``cache_dir`` turns on the
+    content-addressed cache.
     """
     found = collect_paths(paths)
     timings: dict[str, float] = {}
@@ -115,14 +117,18 @@ def validate_paths(
         todo.append(i)
     timings["cache lookup"] = time.perf_counter() - t
 
-    jobs = default_jobs() if jobs is None else max(1, jobs)
+    jobs = (workers.jobs if workers else default_jobs()) if jobs is None else max(1, jobs)
     total = sum(found[i].stat().st_size for i in todo if found[i].is_file())
     cache_arg = str(cache_dir) if cache is not None else None
     t = time.perf_counter()
     if jobs > 1 and len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
-        with pool(jobs) as workers:
+        own = workers is None or workers.jobs != jobs
+        shared = Workers(jobs) if own else workers
+        assert shared is not None
+        try:
+            pool = shared.pool()
             futures = [
-                workers.submit(_check_one, found[i].as_posix(), config, cache_arg) for i in todo
+                pool.submit(_check_one, found[i].as_posix(), config, cache_arg) for i in todo
             ]
             for i, future in zip(todo, futures, strict=True):
                 results[i], pending, hits, misses = future.result()
@@ -131,6 +137,9 @@ def validate_paths(
                     cache.hits += hits
                     cache.misses += misses
                 _store(cache, results[i], progress)
+        finally:
+            if own:
+                shared.close()
     else:
         for i in todo:
             results[i] = _check_with(found[i].as_posix(), config, cache)

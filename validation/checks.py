@@ -10,6 +10,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterator
+from functools import lru_cache
 
 import ftfy
 
@@ -60,8 +61,14 @@ def check_header_language(source: SourceFile, config: Config) -> Iterator[Findin
 
 
 # --- record checks --------------------------------------------------------------------------------
-def plain_words(record: Record) -> list[str]:
-    return normalize.words(record.text)
+@lru_cache(maxsize=8)
+def _word_count(text: str) -> int:
+    return len(normalize.words(text))
+
+
+def word_count(record: Record) -> int:
+    """Words of the record, counted once for the checks that all need them."""
+    return _word_count(record.text)
 
 
 @register("language", "error", "record", "a record is not in the expected language")
@@ -158,7 +165,7 @@ def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
 
 @register("too-short", "warning", "record", "fewer words than the minimum (a placeholder)")
 def check_too_short(record: Record, config: Config) -> Iterator[Finding]:
-    n = len(plain_words(record))
+    n = word_count(record)
     if n < config.min_words:
         yield finding(
             "too-short",
@@ -171,7 +178,7 @@ def check_too_short(record: Record, config: Config) -> Iterator[Finding]:
 
 @register("too-long", "warning", "record", "more words than the maximum (two abstracts merged?)")
 def check_too_long(record: Record, config: Config) -> Iterator[Finding]:
-    n = len(plain_words(record))
+    n = word_count(record)
     if n > config.max_words:
         yield finding(
             "too-long",
