@@ -95,11 +95,15 @@ def signature(shingles: np.ndarray) -> np.ndarray:
     return (mins >> np.uint64(40)).astype(np.uint16)
 
 
-def band_hashes(sigs: np.ndarray) -> np.ndarray:
-    """uint64[n, BANDS]: one hash of each band of ROWS signature values, for LSH."""
-    rows = sigs.reshape(sigs.shape[0], BANDS, ROWS).astype(np.uint64)
+def band_hash(sigs: np.ndarray, band: int) -> np.ndarray:
+    """uint64[n]: a hash of band ``band`` (ROWS signature values) of every signature, for LSH.
+
+    One band at a time: all bands at once as 64-bit values would take 4 times the signatures'
+    memory again, a gigabyte for a million records.
+    """
+    rows = sigs[:, band * ROWS : (band + 1) * ROWS].astype(np.uint64)
     with np.errstate(over="ignore"):
-        return np.bitwise_xor.reduce(rows * _BAND_MIX, axis=2) * _MIX[0]
+        return np.bitwise_xor.reduce(rows * _BAND_MIX, axis=1) * _MIX[0]
 
 
 def estimate(sigs: np.ndarray, pairs: np.ndarray, chunk: int = 200_000) -> np.ndarray:
@@ -135,11 +139,12 @@ def candidate_pairs(sigs: np.ndarray, active: np.ndarray, min_estimate: float) -
     idx = np.flatnonzero(active)
     if idx.size < 2:
         return np.empty((0, 2), dtype=np.int64)
-    bands = band_hashes(sigs[idx])
+    active_sigs = sigs[idx]
     found: list[np.ndarray] = []
     for band in range(BANDS):
-        order = np.argsort(bands[:, band], kind="stable")
-        values = bands[order, band]
+        hashes = band_hash(active_sigs, band)
+        order = np.argsort(hashes, kind="stable")
+        values = hashes[order]
         same = values[1:] == values[:-1]
         if not same.any():
             continue
