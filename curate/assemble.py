@@ -210,33 +210,37 @@ def assemble(
 
 
 def _write_buckets(tmp: Path, parquet: Path) -> Assembled:
+    """Append the buckets in id order; each bucket is memory-mapped and sorted by index, and
+    written a row group's worth of rows at a time, so memory holds about one row group."""
     result = Assembled()
     digest = hashlib.sha256()
     schema = export.arrow_schema_with_features()
+    size = export.ROW_GROUP_SIZE
     pending: list[pa.Table] = []
     pending_rows = 0
-    parquet.parent.mkdir(parents=True, exist_ok=True)
     with pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS) as writer:
         for bucket in BUCKETS:
             parts = sorted((tmp / bucket).glob("*.arrow")) if (tmp / bucket).is_dir() else []
             if not parts:
                 continue
-            table = pa.concat_tables(ipc.open_file(p).read_all() for p in parts)
-            table = table.sort_by("id")
-            for d in table.column(DIGEST).to_pylist():
-                digest.update(d.encode())
-            table = table.drop_columns([DIGEST]).cast(schema)
-            _collect_stats(result, table)
-            pending.append(table)
-            pending_rows += table.num_rows
-            # Full row groups only, so the file's layout depends on the rows, not on buckets.
-            while pending_rows >= export.ROW_GROUP_SIZE:
-                merged = pa.concat_tables(pending)
-                writer.write_table(merged.slice(0, export.ROW_GROUP_SIZE))
-                rest = merged.slice(export.ROW_GROUP_SIZE)
-                pending, pending_rows = [rest], rest.num_rows
+            table = pa.concat_tables(ipc.open_file(pa.memory_map(str(p))).read_all() for p in parts)
+            order = pc.sort_indices(table, [("id", "ascending")])
+            for start in range(0, table.num_rows, size):
+                chunk = table.take(order[start : start + size])
+                for d in chunk.column(DIGEST).to_pylist():
+                    digest.update(d.encode())
+                chunk = chunk.drop_columns([DIGEST]).cast(schema)
+                _collect_stats(result, chunk)
+                pending.append(chunk)
+                pending_rows += chunk.num_rows
+                # Full row groups only, so the file's layout depends on the rows, not buckets.
+                while pending_rows >= size:
+                    merged = pa.concat_tables(pending)
+                    writer.write_table(merged.slice(0, size), row_group_size=size)
+                    rest = merged.slice(size)
+                    pending, pending_rows = [rest], rest.num_rows
         if pending_rows:
-            writer.write_table(pa.concat_tables(pending))
+            writer.write_table(pa.concat_tables(pending), row_group_size=size)
         elif result.rows == 0:
             writer.write_table(schema.empty_table())
     result.fingerprint = digest.hexdigest()
