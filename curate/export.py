@@ -14,7 +14,6 @@ from typing import Any
 
 import datasets
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from curate.table import ARROW_SCHEMA
 
@@ -45,16 +44,6 @@ PARQUET_OPTIONS: dict[str, Any] = {
     "write_statistics": True,
     "use_dictionary": ["venue", "language"],
 }
-
-
-def write_parquet(table: pa.Table, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(
-        table.cast(arrow_schema_with_features()),
-        path,
-        row_group_size=ROW_GROUP_SIZE,
-        **PARQUET_OPTIONS,
-    )
 
 
 def write_json(path: Path, data: Any) -> None:

@@ -43,18 +43,6 @@ class Finding:
             out["score"] = round(self.score, 4)
         return out
 
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Finding:
-        return cls(
-            code=str(data["code"]),
-            severity=Severity(str(data["severity"])),
-            file=str(data["file"]),
-            line=int(data["line"]),  # type: ignore[arg-type]
-            message=str(data["message"]),
-            related=data.get("related"),  # type: ignore[arg-type]
-            score=data.get("score"),  # type: ignore[arg-type]
-        )
-
 
 @dataclass
 class Report:
@@ -110,9 +98,3 @@ class Report:
 
     def to_dict(self) -> dict[str, object]:
         return {"findings": [f.to_dict() for f in self.findings], "summary": self.summary()}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, object]) -> Report:
-        findings = [Finding.from_dict(f) for f in data.get("findings", [])]  # type: ignore[union-attr]
-        summary = data.get("summary", {})
-        return cls(findings=findings, records=int(summary.get("records", 0)))  # type: ignore[union-attr]

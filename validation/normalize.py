@@ -58,10 +58,6 @@ def comparison_words(text: str) -> list[str]:
     return _WORD.findall(folded)
 
 
-def comparison_key(text: str) -> str:
-    return " ".join(comparison_words(text))
-
-
 def record_id(key: str) -> str:
     """A stable id: the first 16 hex digits of the SHA-256 of the comparison key.
 
@@ -69,19 +65,6 @@ def record_id(key: str) -> str:
     order, drop, whitespace or markup, and the same abstract gets the same id in every release.
     """
     return hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
-
-
-def shingles(words: list[str], size: int) -> set[str]:
-    """Word ``size``-grams; a text shorter than ``size`` words is one shingle of all its words."""
-    if len(words) < size:
-        return {" ".join(words)} if words else set()
-    return {" ".join(words[i : i + size]) for i in range(len(words) - size + 1)}
-
-
-def jaccard(a: set[str], b: set[str]) -> float:
-    if not a and not b:
-        return 1.0
-    return len(a & b) / len(a | b)
 
 
 def plain_text(text: str) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from validation.findings import Finding, Severity
 
@@ -87,10 +87,3 @@ def finding(
 
 def checks(scope: str) -> list[CheckSpec]:
     return [spec for spec in REGISTRY.values() if spec.scope == scope and spec.func is not None]
-
-
-def describe() -> list[dict[str, Any]]:
-    return [
-        {"code": s.code, "severity": str(s.severity), "scope": s.scope, "fires": s.description}
-        for s in REGISTRY.values()
-    ]
