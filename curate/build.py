@@ -144,6 +144,9 @@ def build(
             f"{previous.label}: not a release (no manifest.json with a version), "
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
+    template_path = Path(template or config.card_template)
+    if not template_path.is_file():  # before the long part, not after it
+        raise FileNotFoundError(f"dataset card template not found: {template_path}")
     jobs = default_jobs() if jobs is None else max(1, jobs)
     workers = Workers(jobs)  # started by validation while this process is small, reused after
     try:
@@ -180,9 +183,6 @@ def build(
         )
         if previous is None:
             version = release.decide_version(None, None, version, config.version).version
-        template_path = Path(template or config.card_template)
-        if not template_path.is_file():
-            raise FileNotFoundError(f"dataset card template not found: {template_path}")
 
         with export.staged_folder(out) as stage:
             parquet = stage / export.PARQUET_PATH
