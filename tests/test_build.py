@@ -339,3 +339,10 @@ def test_published_report_names_files_not_local_paths(dist):
     assert files == {s.name for s in SEED_FILES}
     related = {f["related"] for f in report["findings"] if "related" in f}
     assert related == {f"{SEED0.name}:25", f"{SEED0.name}:27"}
+
+
+def test_missing_card_template_is_a_usage_error(tmp_path, capsys):
+    out = tmp_path / "dist"
+    assert main(["build", "--out", str(out), "--template", str(tmp_path / "nope.md")]) == 2
+    assert "dataset card template not found" in capsys.readouterr().err
+    assert not out.exists()
