@@ -225,6 +225,10 @@ def _write_buckets(tmp: Path, parquet: Path) -> Assembled:
                 continue
             table = pa.concat_tables(ipc.open_file(pa.memory_map(str(p))).read_all() for p in parts)
             order = pc.sort_indices(table, [("id", "ascending")])
+            ids = table.column("id").take(order)
+            if len(ids) > 1 and pc.any(pc.equal(ids[1:], ids[:-1])).as_py():
+                # The pandera schema checks ids per file; this is the check across files.
+                raise ValueError(f"duplicate id in bucket {bucket}: the dedupe plan is broken")
             for start in range(0, table.num_rows, size):
                 chunk = table.take(order[start : start + size])
                 for d in chunk.column(DIGEST).to_pylist():
