@@ -28,12 +28,12 @@ import pyarrow.parquet as pq
 from curate import export
 from curate.clean import clean_text
 from curate.dedupe import MATCH_NEAR, MATCHES, Plan
-from curate.parallel import Workers
+from curate.parallel import Workers, borrow
 from curate.parse import parse_file
 from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
 from validation import normalize, residue
 from validation.config import Config
-from validation.corpus import FileResult
+from validation.corpus import FileResult, record_offsets
 from validation.language import language_of
 from validation.normalize import plain_text
 from validation.records import Record
@@ -125,7 +125,7 @@ def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, Fil
 
     Made one file at a time, so the provenance of a million records is never all in memory.
     """
-    offsets = np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
+    offsets = record_offsets(files)
     file_of = np.repeat(np.arange(len(files)), [f.n_records for f in files])
     order, starts = plan.groups()
     lead_of_run = order[starts[:-1]]  # survivors, ascending: runs are sorted by leader
@@ -176,11 +176,7 @@ def assemble(
             for fi, todo in todo_by_file(files, plan)
         )
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
-            own = workers is None or workers.jobs != jobs
-            shared = Workers(jobs) if own else workers
-            assert shared is not None
-            try:
-                pool = shared.pool()
+            with borrow(workers, jobs) as pool:
                 # A bounded window of submitted files keeps the queued provenance small.
                 window: list[Future[None]] = []
                 done = 0
@@ -193,9 +189,6 @@ def assemble(
                             say(f"cleaned {done} files")
                 for future in window:
                     future.result()
-            finally:
-                if own:
-                    shared.close()
         else:
             for args in work:
                 rows_of_file(*args)

@@ -23,7 +23,7 @@ from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
 from validation.config import Config
-from validation.corpus import FileResult
+from validation.corpus import FileResult, record_offsets
 from validation.findings import Finding, Report
 from validation.render import render_json
 
@@ -63,7 +63,7 @@ def _near_pairs(
     statement of what is a near-duplicate, and the build must merge exactly that.
     """
     file_index = {f.path: i for i, f in enumerate(files)}
-    offsets = np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
+    offsets = record_offsets(files)
 
     def index(path: str, line: int) -> int:
         fi = file_index[path]

@@ -24,7 +24,6 @@ from validation.registry import REGISTRY
 from validation.runner import RecordResult
 
 FORMAT = "curate-validation-cache/2"
-DEFAULT_DIR = ".curate-cache"
 Warn = Callable[[str], None]
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import multiprocessing
 import os
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from types import TracebackType
 
 
@@ -53,3 +55,15 @@ class Workers:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+@contextmanager
+def borrow(workers: Workers | None, jobs: int) -> Iterator[ProcessPoolExecutor]:
+    """The shared pool if it has ``jobs`` workers, else a pool of this stage's own."""
+    own = workers is None or workers.jobs != jobs
+    shared = Workers(jobs) if own or workers is None else workers
+    try:
+        yield shared.pool()
+    finally:
+        if own:
+            shared.close()

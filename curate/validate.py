@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from curate.cache import ValidationCache
-from curate.parallel import Workers, default_jobs
-from curate.parse import collect_paths, parse_bytes, parse_file
+from curate.parallel import Workers, borrow, default_jobs
+from curate.parse import collect_paths, parse_file
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Report
@@ -71,8 +71,7 @@ def _texts_loader(results: list[FileResult], config: Config):
             by_file.setdefault(fi, []).append(ri)
         out = {}
         for fi, indexes in by_file.items():
-            data = Path(results[fi].path).read_bytes()
-            source = parse_bytes(data, results[fi].path, config)
+            source = parse_file(Path(results[fi].path), config)
             for ri in indexes:
                 out[(fi, ri)] = source.records[ri].text
         return out
@@ -122,11 +121,7 @@ def validate_paths(
     cache_arg = str(cache_dir) if cache is not None else None
     t = time.perf_counter()
     if jobs > 1 and len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
-        own = workers is None or workers.jobs != jobs
-        shared = Workers(jobs) if own else workers
-        assert shared is not None
-        try:
-            pool = shared.pool()
+        with borrow(workers, jobs) as pool:
             futures = [
                 pool.submit(_check_one, found[i].as_posix(), config, cache_arg) for i in todo
             ]
@@ -137,9 +132,6 @@ def validate_paths(
                     cache.hits += hits
                     cache.misses += misses
                 _store(cache, results[i], progress)
-        finally:
-            if own:
-                shared.close()
     else:
         for i in todo:
             results[i] = _check_with(found[i].as_posix(), config, cache)

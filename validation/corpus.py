@@ -53,6 +53,11 @@ class FileResult:
         return replace(self, path=path, findings=[replace(f, file=path) for f in self.findings])
 
 
+def record_offsets(files: list[FileResult]) -> np.ndarray:
+    """Global index of each file's first record, and the total at the end (int64[len+1])."""
+    return np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
+
+
 class Corpus:
     """Every record of a run in file/line order, with global indexes 0..n-1."""
 
@@ -60,7 +65,7 @@ class Corpus:
         self.files = files
         self._load = load_texts
         counts = [f.n_records for f in files]
-        self.offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.offsets = record_offsets(files)
         self.n = int(self.offsets[-1])
         self.file_of = np.repeat(np.arange(len(files)), counts) if files else np.empty(0, int)
         self.ids = [i for f in files for i in f.ids]
