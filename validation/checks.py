@@ -173,15 +173,18 @@ _PLACEHOLDER = re.compile(
         \b[^.]{0,60}?\b(?:has|have|had|was|is|is\s+being)\s+(?:been\s+)?
         (?:withdrawn|retracted|removed|superseded)
     | (?:paper|article|manuscript|submission|preprint|abstract)\s+(?:withdrawn|retracted|removed)
-    | (?:withdrawn|retracted)\b
+    | (?:withdrawn|retracted)(?:[\W_]*$|\s*[.:;,(\[–—-]
+        |\s+(?:due|by|because|at|as|since|for|after|from|on|upon|pending)\b)
     | (?:the\s+)?authors?\s+(?:has|have|had)\s+(?:withdrawn|retracted)
     | (?:abstract|summary)\s*(?:is\s+|was\s+)?[:.\-–—]?\s*
         (?:not\s+(?:yet\s+)?(?:available|provided|given|applicable)|unavailable|missing|
            forthcoming|pending|to\s+follow|to\s+come|coming\s+soon|withheld|n/?a\b|tb[ad]\b)
-    | no\s+abstract\b
+    | no\s+abstract(?:\s*(?:[.!:;,)\]*_-]|$)
+        |\s+(?:is\s+|was\s+)?(?:yet\s+)?(?:available|provided|given|submitted|supplied))
     | comments?\s*:
+    | lorem\s+ipsum\b
     | (?:tb[ad]|n/?a|none|null|nil|todo|to\s+be\s+(?:announced|determined|added|provided|written)|
-         coming\s+soon|lorem\s+ipsum|abstract|summary|placeholder|test|x{3,}|\?+)[\W_]*$
+         coming\s+soon|abstract|summary|placeholder|test|x{3,}|\?+)[\W_]*$
     )""",
     re.I | re.X,
 )
@@ -222,7 +225,7 @@ def check_empty_record(record: Record, config: Config) -> Iterator[Finding]:
             "empty-record",
             record.file,
             record.line,
-            f"no words once markup is removed: {_excerpt(record.text)!r}; the build cannot "
+            f"no words once markup is removed: {record.text[:60]!r}; the build cannot "
             "make a row of it (remove it or write its abstract)",
             config,
         )
@@ -292,20 +295,27 @@ def merge_point(record: Record) -> int | None:
     starts = (0, *record.line_starts, len(text) + 1)
     lines = [text[starts[i] : starts[i + 1] - 1] for i in range(len(starts) - 1)]
     width = max(len(line) for line in lines[:-1])
-    for i in range(len(lines) - 1):
-        before, after = lines[i].rstrip(), lines[i + 1]
-        if not after[:1].isupper() or not before.rstrip(_CLOSERS).endswith(_TERMINAL):
-            continue
-        first_word = after.split(None, 1)[0]
-        if len(before) <= _WRAP_MAX and len(before) + 1 + len(first_word) > width:
-            continue  # an ordinary wrap
-        left, right = text[: starts[i + 1]], text[starts[i + 1] :]
-        if (
-            len(normalize.words(left)) >= _MERGE_PART_MIN_WORDS
-            and len(normalize.words(right)) >= _MERGE_PART_MIN_WORDS
-            and _shared_vocabulary(left, right) < _MERGE_MAX_SHARED
-        ):
-            return starts[i + 1]
+    hard = [
+        i
+        for i in range(len(lines) - 1)
+        if len(lines[i]) > _WRAP_MAX
+        or len(lines[i]) + 1 + len(lines[i + 1].split(None, 1)[0]) <= width
+    ]
+    # A record with several hard breaks is laid out a paragraph (or a sentence) a line: its
+    # breaks say nothing about a merge. A merge of two abstracts shows exactly one.
+    if len(hard) != 1:
+        return None
+    (i,) = hard
+    before, after = lines[i].rstrip(), lines[i + 1]
+    if not after[:1].isupper() or not before.rstrip(_CLOSERS).endswith(_TERMINAL):
+        return None
+    left, right = text[: starts[i + 1]], text[starts[i + 1] :]
+    if (
+        len(normalize.words(left)) >= _MERGE_PART_MIN_WORDS
+        and len(normalize.words(right)) >= _MERGE_PART_MIN_WORDS
+        and _shared_vocabulary(left, right) < _MERGE_MAX_SHARED
+    ):
+        return starts[i + 1]
     return None
 
 
@@ -404,7 +414,7 @@ def truncation(text: str) -> str | None:
 @register("truncated", "warning", "record", "the text stops mid-sentence", version=2)
 def check_truncated(record: Record, config: Config) -> Iterator[Finding]:
     why = truncation(record.text)
-    if why is None:
+    if why is None or not has_words(record.text):  # an empty record has its own code
         return
     text = record.text.rstrip()
     yield finding(
