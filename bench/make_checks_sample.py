@@ -68,11 +68,20 @@ MENTIONS = re.compile(
 HANDWRITTEN = [
     # (text, placeholder?)
     ("This paper has been withdrawn by the authors.", True),
-    ("This paper has been withdrawn by the author due to a crucial sign error in equation 1.", True),
-    ("This submission has been withdrawn by arXiv administrators due to inappropriate text "
-     "overlap with external sources.", True),
-    ("This article has been withdrawn at the request of the authors; a corrected version will "
-     "be posted.", True),
+    (
+        "This paper has been withdrawn by the author due to a crucial sign error in equation 1.",
+        True,
+    ),
+    (
+        "This submission has been withdrawn by arXiv administrators due to inappropriate text "
+        "overlap with external sources.",
+        True,
+    ),
+    (
+        "This article has been withdrawn at the request of the authors; a corrected version will "
+        "be posted.",
+        True,
+    ),
     ("Withdrawn due to an error in the proof of Theorem 2.", True),
     ("Withdrawn.", True),
     ("Paper withdrawn by the authors.", True),
@@ -90,14 +99,26 @@ HANDWRITTEN = [
     ("Lorem ipsum dolor sit amet, consectetur adipiscing elit.", True),
     ("**Abstract not available.**", True),
     # Confusable, and not placeholders.
-    ("Withdrawal of nutrients from the soil is a key driver of root growth in dry seasons, and we "
-     "model it with a stochastic differential equation fitted to ten years of field data.", False),
-    ("No abstract concept is learned by these networks unless the training data covers it; we "
-     "show this with probes on five vision benchmarks and propose a remedy.", False),
-    ("The abstract interpretation of neural networks gives sound bounds on their outputs, and we "
-     "make it ten times faster with a new relaxation of the ReLU.", False),
-    ("Test-time adaptation improves robustness under distribution shift; we show when it fails "
-     "and how to detect the failure from unlabelled data alone.", False),
+    (
+        "Withdrawal of nutrients from the soil is a key driver of root growth in dry seasons, and we "
+        "model it with a stochastic differential equation fitted to ten years of field data.",
+        False,
+    ),
+    (
+        "No abstract concept is learned by these networks unless the training data covers it; we "
+        "show this with probes on five vision benchmarks and propose a remedy.",
+        False,
+    ),
+    (
+        "The abstract interpretation of neural networks gives sound bounds on their outputs, and we "
+        "make it ten times faster with a new relaxation of the ReLU.",
+        False,
+    ),
+    (
+        "Test-time adaptation improves robustness under distribution shift; we show when it fails "
+        "and how to detect the failure from unlabelled data alone.",
+        False,
+    ),
 ]
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -21,9 +20,9 @@ from validation.config import Config
 
 SAMPLE = [
     json.loads(line)
-    for line in (ROOT / "tests" / "data" / "record_checks_labelled.jsonl").read_text("utf-8").split(
-        "\n"
-    )
+    for line in (ROOT / "tests" / "data" / "record_checks_labelled.jsonl")
+    .read_text("utf-8")
+    .split("\n")
     if line
 ]
 LABEL_OF_CODE = {"truncated": "truncated", "too-long": "too_long", "placeholder": "placeholder"}
