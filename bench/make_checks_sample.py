@@ -100,8 +100,8 @@ HANDWRITTEN = [
     ("**Abstract not available.**", True),
     # Confusable, and not placeholders.
     (
-        "Withdrawal of nutrients from the soil is a key driver of root growth in dry seasons, and we "
-        "model it with a stochastic differential equation fitted to ten years of field data.",
+        "Withdrawal of nutrients from the soil is a key driver of root growth in dry seasons, and "
+        "we model it with a stochastic differential equation fitted to ten years of field data.",
         False,
     ),
     (
@@ -110,8 +110,8 @@ HANDWRITTEN = [
         False,
     ),
     (
-        "The abstract interpretation of neural networks gives sound bounds on their outputs, and we "
-        "make it ten times faster with a new relaxation of the ReLU.",
+        "The abstract interpretation of neural networks gives sound bounds on their outputs, and "
+        "we make it ten times faster with a new relaxation of the ReLU.",
         False,
     ),
     (
