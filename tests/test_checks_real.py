@@ -133,6 +133,8 @@ ABSTRACT = (
         (ABSTRACT + " We fit the model (with a prior on", [("truncated", 3)]),
         (ABSTRACT + " The rate is $O(n^{-1/2}", [("truncated", 3)]),
         (ABSTRACT + " Other tasks, e.g.", [("truncated", 3)]),
+        (ABSTRACT + " Empirical", [("truncated", 3)]),  # a sentence only begun
+        (ABSTRACT + " [Abstract abridged]", []),  # arXiv:2505.08272
         (ABSTRACT[:-1], []),  # only the full stop is missing
         (ABSTRACT + " (abridged)", []),
         (ABSTRACT + " The bound is $O(\\sqrt{T})$", []),

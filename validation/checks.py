@@ -174,7 +174,8 @@ _PLACEHOLDER = re.compile(
         (?:withdrawn|retracted|removed|superseded)
     | (?:paper|article|manuscript|submission|preprint|abstract)\s+(?:withdrawn|retracted|removed)
     | (?:withdrawn|retracted)(?:[\W_]*$|\s*[.:;,(\[–—-]
-        |\s+(?:due|by|because|at|as|since|for|after|from|on|upon|pending)\b)
+        |\s+(?:due|by|because|at|as|since|for|after|from|on|upon|pending)\b
+        |\s+(?:paper|article|manuscript|submission|preprint|abstract)\b)
     | (?:the\s+)?authors?\s+(?:has|have|had)\s+(?:withdrawn|retracted)
     | (?:abstract|summary)\s*(?:is\s+|was\s+)?[:.\-–—]?\s*
         (?:not\s+(?:yet\s+)?(?:available|provided|given|applicable)|unavailable|missing|
@@ -414,6 +415,11 @@ def truncation(text: str) -> str | None:
     # Brackets and `$` are counted in the last, unfinished sentence only: an author's stray
     # bracket or a formula split around one earlier on says nothing about the end.
     last_sentence = _SENTENCE_END.split(text)[-1]
+    # A sentence of one to three words that has only begun (`… is limited. Empirical`); a
+    # bracketed remark such as `(abridged)` is not one.
+    opening = last_sentence.split()
+    if len(opening) <= 3 and last_sentence[:1].isalpha() and len(opening) < len(text.split()):
+        return f"ends with a sentence only begun: {last_sentence!r}"
     outside_math = _MATH_SPAN.sub(" ", last_sentence).replace("\\$", "")
     if "$" in outside_math:
         return "ends inside a `$…$` formula"
