@@ -194,3 +194,14 @@ def test_build_refuses_a_record_with_no_words_without_a_traceback(drop, tmp_path
     assert "zz.txt:7: error   empty-record" in proc.stdout
     assert "build refused" in proc.stderr
     assert not out.exists()
+
+
+def test_too_long_names_the_line_where_the_second_abstract_starts(drop):
+    by_id = {item["id"]: item["text"] for item in SAMPLE if item["kind"] == "record"}
+    first, second = by_id["neurips2018:row0997"], by_id["openreview:Bk8ZcAxR-"]
+    drop("zz.txt", "ICML 2025 Papers\n\n" + first + "\n" + second + "\n")
+    report = validate_paths([drop.folder], Config()).report
+    (f,) = [f for f in report if f.code == "too-long"]
+    assert f.line == 3  # record-level codes point at the record's first line
+    assert "start on line 4" in f.message
+    assert second[:20] in f.message
