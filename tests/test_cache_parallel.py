@@ -47,7 +47,7 @@ def test_warm_cache_gives_the_identical_report(tmp_path):
     assert as_rows(warm.report) == as_rows(cold.report)
     assert cold.cache_hits == 0
     assert warm.cache_hits == len(list(folder.iterdir())) and warm.cache_misses == 0
-    assert {"language", "header-mismatch", "too-short", "duplicate"} <= {
+    assert {"language", "header-mismatch", "placeholder", "duplicate"} <= {
         f.code for f in cold.report
     }
 
