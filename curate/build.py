@@ -270,6 +270,8 @@ def build(
                     "fingerprint": fingerprint,
                     "rows": table.rows,
                     "records_in": records_in,
+                    "rows_dropped": len(dropped),
+                    "rows_flagged": table.flagged,
                     "duplicates_merged": {"exact": groups.exact_merged, "near": groups.near_merged},
                     "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
                     "files": export.file_inventory(stage, exclude={"manifest.json"}),
