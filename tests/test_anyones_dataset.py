@@ -407,3 +407,24 @@ def test_publish_takes_the_repository_from_the_build(other_kind, fake_hub: FakeH
     assert main(["publish", str(other_kind)]) == 0
     assert "published someone/mixed-ml-abstracts v1.0.0" in capsys.readouterr().out
     assert "v1.0.0" in fake_hub.repo("someone/mixed-ml-abstracts").tags
+
+
+def test_python_api(tmp_path):
+    import curate
+
+    config = curate.Config(venues=("ICML", "NeurIPS"), years=(2018, 2024), repo_id="a/b")
+    report = curate.validate_drops([DATA / "icml-2024.txt", DATA / "neurips-2018.txt"], config)
+    assert isinstance(report, curate.Report) and report.records == 6 and not report.errors
+    result = curate.build_dataset([DATA / "icml-2024.txt", DATA / "neurips-2018.txt"],
+                                  tmp_path / "dist", config)  # fmt: skip
+    assert isinstance(result, curate.BuildResult) and result.records_out == 6
+    assert pq.read_table(tmp_path / "dist" / PARQUET).num_rows == 6
+    strict = curate.Config(venue="ICML")  # NeurIPS is now a header-mismatch error
+    from curate.build import BuildRefused
+
+    with pytest.raises(BuildRefused) as refused:
+        curate.build_dataset(
+            [DATA / "icml-2024.txt", DATA / "neurips-2018.txt"], tmp_path / "dist2", strict
+        )
+    assert [f.code for f in refused.value.report.errors] == ["header-mismatch"]
+    assert not (tmp_path / "dist2").exists()
