@@ -38,7 +38,7 @@ from validation.findings import Report
 from validation.language import language_of
 from validation.normalize import plain_text
 from validation.records import Record
-from validation.registry import row_policy_of
+from validation.registry import REGISTRY, row_policy_of
 
 BUCKETS = "0123456789abcdef"
 DIGEST = "_row_sha256"
@@ -152,8 +152,8 @@ def decide_rows(
     flags: dict[str, set[str]] = {}
     drops: dict[tuple[str, int, str], set[str]] = {}
     for f in report.findings:
-        if f.id is None:
-            continue
+        if f.id is None or REGISTRY[f.code].scope != "record":
+            continue  # only a record's own text decides its row (duplicates are merged)
         policy = row_policy_of(f.code, config)
         if policy == "flag":
             flags.setdefault(f.id, set()).add(f.code)

@@ -205,6 +205,7 @@ def test_bad_settings_are_usage_errors(tmp_path, capsys):
         ('[per-file-ignores]\n"*.txt" = ["latexx"]\n', "unknown finding code 'latexx'"),
         ('[header_phrases]\n"論文リスト" = "fr"\n', "its script says 'ja', not 'fr'"),
         ("years = ['2024']\n", "years must be a list of integers"),
+        ('[row_policy]\nduplicate = "drop"\n', "row policies are for record checks"),
     ]:
         bad.write_text(text, encoding="utf-8")
         with pytest.raises(ConfigError, match=expected.replace("[", r"\[").replace("|", r"\|")):

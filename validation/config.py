@@ -96,7 +96,7 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         return ConfigError(f"{source}: [tool.curate] {name} must be {expected}, got {value!r}")
 
     if name in ("severity", "row_policy"):
-        from validation.registry import ROW_POLICIES
+        from validation.registry import REGISTRY, ROW_POLICIES
 
         allowed = SEVERITIES if name == "severity" else ROW_POLICIES
         choices = " | ".join(repr(a) for a in allowed)
@@ -105,6 +105,13 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         out = {}
         for code, choice in value.items():
             _known_code(code, f"[tool.curate.{name}]", source)
+            if name == "row_policy" and REGISTRY[code].scope != "record":
+                # A duplicate shares its id with the record it duplicates: dropping by id would
+                # drop both. The build merges duplicates (see near_duplicates) instead.
+                raise ConfigError(
+                    f"{source}: [tool.curate.row_policy] {code}: row policies are for record "
+                    "checks; duplicates are merged by the build (near_duplicates)"
+                )
             if choice not in allowed:
                 raise ConfigError(f"{source}: [tool.curate.{name}] {code} must be {choices}")
             out[code] = Severity(choice) if name == "severity" else choice
