@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import re
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -142,6 +145,17 @@ def test_croissant_carries_it_and_mlcroissant_gives_no_warning(other_kind, caplo
     assert dataset.metadata.ctx.issues.warnings == set()
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
     assert len(records) == 6
+    # The command-line validator too, with any network attempt failing fast.
+    exe = Path(sys.executable).parent / "mlcroissant"
+    proxy = "http://127.0.0.1:9"
+    env = {**os.environ, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "NO_PROXY": "",
+           "CROISSANT_CACHE": str(other_kind.parent / "croissant-cache")}  # fmt: skip
+    proc = subprocess.run(
+        [str(exe), "validate", "--jsonld", str(other_kind / "croissant.json")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "Done." in proc.stderr, proc.stderr
+    assert "warning" not in proc.stderr.lower() and "error" not in proc.stderr.lower()
 
 
 def test_other_licence_has_name_and_link_in_the_card_and_a_url_in_croissant(tmp_path, monkeypatch):
