@@ -34,17 +34,19 @@ from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
 from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
+from validation.findings import Report
 from validation.language import language_of
 from validation.normalize import plain_text
 from validation.records import Record
+from validation.registry import REGISTRY, row_policy_of
 
 BUCKETS = "0123456789abcdef"
 DIGEST = "_row_sha256"
 PARALLEL_MIN_RECORDS = 5_000
 Say = Callable[[str], None]
 
-# (record index in its file, its id, its sources) for each surviving record of one file
-FileTodo = list[tuple[int, str, list[dict[str, Any]]]]
+# (record index in its file, its id, its sources, its flags) for each surviving record of a file
+FileTodo = list[tuple[int, str, list[dict[str, Any]], list[str]]]
 
 
 @dataclass
@@ -57,6 +59,8 @@ class Assembled:
     has_math: int = 0
     languages: set[str] = field(default_factory=set)
     venues: set[str] = field(default_factory=set)
+    flagged: int = 0  # rows with at least one flag
+    flags: Counter[str] = field(default_factory=Counter)  # rows per flag code
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -67,7 +71,11 @@ def has_math(raw: str) -> bool:
 
 
 def make_row(
-    record: Record, row_id: str, sources: list[dict[str, Any]], config: Config
+    record: Record,
+    row_id: str,
+    sources: list[dict[str, Any]],
+    config: Config,
+    flags: list[str] | None = None,
 ) -> dict[str, Any]:
     cleaned = clean_text(record.text)
     words = normalize.words(cleaned.text)
@@ -86,6 +94,7 @@ def make_row(
         "char_count": len(cleaned.text),
         "has_math": has_math(record.text),
         "markup": list(cleaned.kinds),
+        "flags": flags or [],
         "sources": sources,
     }
 
@@ -102,7 +111,10 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
 def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: str) -> None:
     """Worker: the rows of one file's survivors, written into the 16 id buckets."""
     source = parse_file(Path(path), config)
-    rows = [make_row(source.records[ri], rid, sources, config) for ri, rid, sources in todo]
+    rows = [
+        make_row(source.records[ri], rid, sources, config, flags)
+        for ri, rid, sources, flags in todo
+    ]
     if not rows:
         return
     check_rows(rows)
@@ -120,11 +132,55 @@ def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: s
                 writer.write_table(part)
 
 
-def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, FileTodo]]:
+@dataclass(frozen=True)
+class RowPolicy:
+    """What the row policies decided, by record id: its flags, and whether it is dropped."""
+
+    flags: dict[str, list[str]] = field(default_factory=dict)
+    dropped: frozenset[str] = frozenset()
+
+
+def decide_rows(
+    report: Report, files: list[FileResult], config: Config
+) -> tuple[RowPolicy, list[dict[str, Any]]]:
+    """Apply each code's row policy to the records the report's findings name.
+
+    Returns the policy and the dropped records as the report lists them (file name, line, id,
+    the codes that dropped it), one entry per occurrence, in file/line order.
+    """
+    lines_of = {r.path: r.lines for r in files}
+    flags: dict[str, set[str]] = {}
+    drops: dict[tuple[str, int, str], set[str]] = {}
+    for f in report.findings:
+        if f.id is None or REGISTRY[f.code].scope != "record":
+            continue  # only a record's own text decides its row (duplicates are merged)
+        policy = row_policy_of(f.code, config)
+        if policy == "flag":
+            flags.setdefault(f.id, set()).add(f.code)
+        elif policy == "drop":
+            lines = lines_of[f.file]
+            first = int(lines[np.searchsorted(lines, f.line, side="right") - 1])
+            drops.setdefault((Path(f.file).name, first, f.id), set()).add(f.code)
+    dropped_ids = frozenset(rid for _, _, rid in drops)
+    listed = [
+        {"id": rid, "file": name, "line": line, "reasons": sorted(codes)}
+        for (name, line, rid), codes in sorted(drops.items())
+    ]
+    policy = RowPolicy({rid: sorted(c) for rid, c in flags.items() if rid not in dropped_ids},
+                       dropped_ids)  # fmt: skip
+    return policy, listed
+
+
+def todo_by_file(
+    files: list[FileResult], plan: Plan, policy: RowPolicy | None = None
+) -> Iterator[tuple[int, FileTodo]]:
     """For each file in order, its surviving records with the provenance of every occurrence.
 
     Made one file at a time, so the provenance of a million records is never all in memory.
+    A survivor ``policy`` drops is left out with the exact duplicates merged into it (they
+    have its text, so its reasons).
     """
+    policy = policy or RowPolicy()
     offsets = record_offsets(files)
     file_of = np.repeat(np.arange(len(files)), [f.n_records for f in files])
     order, starts = plan.groups()
@@ -152,7 +208,10 @@ def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, Fil
         for k in runs:
             members = order[starts[k] : starts[k + 1]].tolist()
             ri = members[0] - int(offsets[fi])
-            todo.append((ri, files[fi].ids[ri], [source(g) for g in members]))
+            rid = files[fi].ids[ri]
+            if rid in policy.dropped:
+                continue
+            todo.append((ri, rid, [source(g) for g in members], policy.flags.get(rid, [])))
         yield fi, todo
 
 
@@ -165,15 +224,18 @@ def assemble(
     jobs: int = 1,
     workers: Workers | None = None,
     say: Say = lambda _m: None,
+    policy: RowPolicy | None = None,
 ) -> Assembled:
-    """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id."""
+    """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id, without the
+    rows ``policy`` drops and with the flags it gives."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".rows-", dir=parquet.parent) as tmp:
         work = (
             (files[fi].path, config, todo, tmp, f"{fi:07d}")
-            for fi, todo in todo_by_file(files, plan)
+            for fi, todo in todo_by_file(files, plan, policy)
+            if todo
         )
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:
@@ -249,6 +311,10 @@ def _collect_stats(result: Assembled, table: pa.Table) -> None:
     result.num_bytes += table.nbytes
     result.word_counts.append(table.column("word_count").to_numpy())
     result.has_math += int(pc.sum(table.column("has_math")).as_py() or 0)
+    flags = table.column("flags").to_pylist()
+    result.flagged += sum(1 for f in flags if f)
+    for row_flags in flags:
+        result.flags.update(row_flags)
     for kind, n in Counter(pc.list_flatten(table.column("markup")).to_pylist()).items():
         result.markup[kind] += n
     result.languages |= {x for x in table.column("language").unique().to_pylist() if x}

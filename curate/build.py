@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -14,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from curate import __version__, export, release
-from curate.assemble import assemble
-from curate.card import length_stats, render_card
+from curate.assemble import assemble, decide_rows
+from curate.card import length_stats, license_url, render_card
+from curate.card import template_path as card_template_path
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
@@ -144,9 +146,7 @@ def build(
             f"{previous.label}: not a release (no manifest.json with a version), "
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
-    template_path = Path(template or config.card_template)
-    if not template_path.is_file():  # before the long part, not after it
-        raise FileNotFoundError(f"dataset card template not found: {template_path}")
+    template_path = card_template_path(config, template)  # before the long part, not after it
     jobs = default_jobs() if jobs is None else max(1, jobs)
     workers = Workers(jobs)  # started by validation while this process is small, reused after
     try:
@@ -171,6 +171,12 @@ def build(
                 Report(findings=near_findings, files=report.files, records=report.records),
             )
         ids = [i for f in files for i in f.ids]
+        policy, dropped = decide_rows(report, files, config)
+        if policy.dropped:
+            # A dropped record is nobody's near-duplicate: it must not absorb a kept one.
+            pairs = [p for p in pairs if ids[p[0]] not in policy.dropped
+                     and ids[p[1]] not in policy.dropped]  # fmt: skip
+            say(f"row policy: {len(dropped)} records dropped")
         validated = time.perf_counter()
         groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
         timings = {
@@ -186,7 +192,9 @@ def build(
 
         with export.staged_folder(out) as stage:
             parquet = stage / export.PARQUET_PATH
-            table = assemble(files, groups, config, parquet, jobs=jobs, workers=workers, say=say)
+            table = assemble(
+                files, groups, config, parquet, jobs=jobs, workers=workers, say=say, policy=policy
+            )
             timings.update(table.timings)
             metadata_started = time.perf_counter()
             fingerprint = table.fingerprint
@@ -203,9 +211,17 @@ def build(
                 "length": length_stats(word_counts.tolist()),
                 "markup": {k: table.markup[k] for k in residue.KINDS},
                 "has_math": table.has_math,
+                "flagged": table.flagged,
+                "flags": dict(sorted(table.flags.items())),
+                "dropped": len(dropped),
+                "dropped_by_reason": dict(
+                    sorted(Counter(c for d in dropped for c in d["reasons"]).items())
+                ),
             }
             languages = sorted(table.languages)
-            published_report = render_json(_published_report(report))
+            published = _published_report(report)
+            published.dropped = dropped
+            published_report = render_json(published)
 
             def write_release(release_version: str, changelog: str | None) -> dict[str, Any]:
                 """Every file whose bytes depend on the version; returns the manifest to write."""
@@ -228,12 +244,13 @@ def build(
                     stage / "croissant.json",
                     croissant_metadata(
                         name=config.dataset_name,
-                        description=(
-                            f"{config.dataset_name}: cleaned, deduplicated paper abstracts."
-                        ),
+                        description=config.description
+                        or f"{config.dataset_name}: cleaned, deduplicated text records.",
                         version=release_version,
-                        license=config.license,
-                        url=f"https://huggingface.co/datasets/{config.repo_id}",
+                        license=license_url(config) or config.license,
+                        url=config.homepage or f"https://huggingface.co/datasets/{config.repo_id}",
+                        citation=config.citation,
+                        creators=list(config.creators),
                         parquet_relpath=export.PARQUET_PATH,
                         parquet_sha256=export.sha256_file(parquet),
                         num_rows=table.rows,
@@ -253,6 +270,8 @@ def build(
                     "fingerprint": fingerprint,
                     "rows": table.rows,
                     "records_in": records_in,
+                    "rows_dropped": len(dropped),
+                    "rows_flagged": table.flagged,
                     "duplicates_merged": {"exact": groups.exact_merged, "near": groups.near_merged},
                     "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
                     "files": export.file_inventory(stage, exclude={"manifest.json"}),

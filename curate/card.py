@@ -18,6 +18,46 @@ from curate.table import ARROW_SCHEMA, COLUMNS
 from validation.config import Config
 
 DATA_GLOB = "data/train-*"
+DEFAULT_TEMPLATE = "dataset_card.md"
+PACKAGED_TEMPLATE = Path(__file__).with_name("templates") / "dataset_card.md"
+
+
+def template_path(
+    config: Config, template: str | Path | None = None, root: str | Path = "."
+) -> Path:
+    """The card template: ``template``, else the configured one, else the package's own.
+
+    The configured name resolves in the project folder ``root``. Left at its default
+    (``dataset_card.md``) it falls back to the template inside the package when the project
+    has no such file, so an installed curate builds anywhere; a template named explicitly
+    (option or config) must exist.
+    """
+    path = Path(template) if template is not None else Path(root) / config.card_template
+    if path.is_file():
+        return path
+    if template is None and config.card_template == DEFAULT_TEMPLATE:
+        return PACKAGED_TEMPLATE
+    raise FileNotFoundError(f"dataset card template not found: {path}")
+
+
+def license_url(config: Config) -> str | None:
+    """The licence as a URL, for Croissant: SPDX's page for an SPDX id, else ``license_link``
+    (a file in the repository becomes its URL on the Hub)."""
+    from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
+
+    if config.license != "other":
+        try:
+            spdx = canonicalize_license_expression(config.license)
+        except InvalidLicenseExpression:
+            spdx = None
+        if spdx and " " not in spdx:
+            return f"https://spdx.org/licenses/{spdx}.html"
+    link = config.license_link
+    if not link:
+        return None
+    if "://" in link:
+        return link
+    return f"https://huggingface.co/datasets/{config.repo_id}/blob/main/{link.lstrip('/')}"
 
 
 def size_category(n: int) -> str:
@@ -87,13 +127,18 @@ def render_card(
     download_size: int,
 ) -> str:
     """The README.md of the output folder."""
+    licence: dict[str, Any] = {"license": config.license}
+    if config.license == "other":
+        # The Hub's fields for a licence outside its list (huggingface/hub-docs datasetcard.md).
+        licence["license_name"] = config.license_name
+        licence["license_link"] = config.license_link
     card_data = DatasetCardData(
         language=languages or list(config.languages),
-        license=config.license,
+        **licence,
         pretty_name=config.dataset_name,
         size_categories=[size_category(stats["rows"])],
-        task_categories=["text-generation"],
-        tags=["scientific-abstracts", "curate"],
+        task_categories=list(config.task_categories) or None,
+        tags=list(config.tags) or None,
         configs=[
             {
                 "config_name": "default",
@@ -115,6 +160,14 @@ def render_card(
             config.near_duplicates
         ],
         license_note=config.license_note,
+        license=config.license,
+        license_name=config.license_name,
+        license_link=config.license_link,
+        license_url=license_url(config),
+        description=config.description,
+        citation=config.citation,
+        creators=list(config.creators),
+        homepage=config.homepage,
         columns=columns,
         **stats,
     )

@@ -10,11 +10,12 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from curate import __version__, release
 from curate.hub import HubError
 from curate.parse import UsageError
-from validation.config import Config, ConfigError, load_config
+from validation.config import Config, ConfigError, LoadedConfig, load_config_file
 
 DEFAULT_SOURCES = "sources"
 DEFAULT_CACHE_DIR = ".curate-cache"
@@ -51,7 +52,8 @@ def _add_config(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--config",
         metavar="FILE",
-        help="TOML file with a [tool.curate] table (default: ./pyproject.toml if it has one)",
+        help="TOML file with a [tool.curate] table (default: the nearest curate.toml, or "
+        "pyproject.toml with a [tool.curate] table, up from the working folder)",
     )
 
 
@@ -65,13 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--format", choices=("text", "json", "github"), default="text")
     v.add_argument("--strict", action="store_true", help="warnings fail the run too")
     v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    _add_baseline_options(v)
     _add_run_options(v)
     _add_config(v)
     v.set_defaults(func=cmd_validate)
 
     b = sub.add_parser("build", help="validate, clean, deduplicate and export the dataset")
     b.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: sources/)")
-    b.add_argument("--out", default="dist", metavar="DIR", help="output folder (default: dist/)")
+    b.add_argument(
+        "--out", metavar="DIR", help="output folder (default: dist/ in the project folder)"
+    )
     b.add_argument("--version", dest="set_version", metavar="X.Y.Z", help="release version")
     b.add_argument("--template", metavar="FILE", help="dataset card template (default: config)")
     b.add_argument(
@@ -100,7 +105,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     pub = sub.add_parser("publish", help="publish a build folder to the Hub as a tagged release")
     pub.add_argument("dir", nargs="?", default="dist", metavar="DIR", help="default: dist/")
-    pub.add_argument("--repo-id", required=True, metavar="ORG/NAME", help="dataset repository")
+    pub.add_argument(
+        "--repo-id",
+        metavar="ORG/NAME",
+        help="dataset repository (default: the repo_id the build recorded in DIR/manifest.json; "
+        "another one is refused)",
+    )
     pub.add_argument(
         "--dry-run", action="store_true", help="print what would happen and change nothing"
     )
@@ -112,11 +122,28 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("codes", help="list every finding code with its severity")
     _add_config(c)
     c.set_defaults(func=cmd_codes)
+    _add_project_commands(sub)
     return parser
 
 
+def _loaded(args: argparse.Namespace) -> LoadedConfig:
+    loaded = getattr(args, "_loaded", None)
+    if loaded is None:
+        loaded = args._loaded = load_config_file(getattr(args, "config", None))
+    return loaded
+
+
 def _config(args: argparse.Namespace) -> Config:
-    return load_config(args.config)
+    return _loaded(args).config
+
+
+def _in_project(args: argparse.Namespace, name: str) -> str:
+    """A default path (``sources``, ``dist``) in the project folder, the config file's one,
+    shown relative to the working folder when it is below it or near it."""
+    root = _loaded(args).root
+    if root == Path("."):
+        return name
+    return os.path.relpath(root / name)
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -125,8 +152,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
     config = _config(args)
     report = validate_paths(
-        args.paths or [DEFAULT_SOURCES], config, jobs=args.jobs, cache_dir=cache_dir(args)
+        args.paths or [_in_project(args, DEFAULT_SOURCES)],
+        config,
+        jobs=args.jobs,
+        cache_dir=cache_dir(args),
     ).report
+    if args.write_baseline:
+        from curate.baseline import write_baseline
+
+        n = write_baseline(args.write_baseline, report)
+        print(f"wrote {args.write_baseline}: {n} findings accepted as the baseline")
+        return 0
+    if args.baseline:
+        from curate.baseline import apply_baseline
+
+        report = apply_baseline(report, args.baseline)
     sys.stdout.write(RENDERERS[args.format](report))
     if args.output:
         from curate.io import atomic_write_text
@@ -146,9 +186,15 @@ def _progress() -> Callable[[str], None]:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from curate.build import BuildRefused, build
+    from curate.card import template_path
     from validation.render import render_text
 
     config = _config(args)
+    out = args.out or _in_project(args, "dist")
+    try:
+        template = template_path(config, args.template, _loaded(args).root)
+    except FileNotFoundError as exc:
+        raise UsageError(str(exc)) from None
     say = _progress()
     previous = None
     if args.previous:
@@ -164,19 +210,19 @@ def cmd_build(args: argparse.Namespace) -> int:
             say(f"{exc}: building the first release")
     try:
         result = build(
-            args.paths or [DEFAULT_SOURCES],
-            args.out,
+            args.paths or [_in_project(args, DEFAULT_SOURCES)],
+            out,
             config,
             version=args.set_version,
             progress=say,
-            template=args.template,
+            template=template,
             previous=previous,
             jobs=args.jobs,
             cache_dir=cache_dir(args),
         )
     except BuildRefused as exc:
         sys.stdout.write(render_text(exc.report))
-        print(f"curate: build refused: {exc}; {args.out} left as it was", file=sys.stderr)
+        print(f"curate: build refused: {exc}; {out} left as it was", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
@@ -185,6 +231,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         f"{result.exact_merged} exact and {result.near_merged} near duplicates merged, "
         f"{result.records_out} records out"
     )
+    dropped = result.manifest.get("rows_dropped", 0)
+    if dropped:
+        print(f"  {dropped} records dropped by row policy (listed in validation-report.json)")
     if result.diff is not None:
         print(
             f"  since v{result.previous_version}: {release.counts_line(result.diff)}; "
@@ -210,20 +259,19 @@ def cmd_publish(args: argparse.Namespace) -> int:
     from curate.publish import PublishError, publish
 
     say = _progress()
+    repo_id = args.repo_id or _built_repo_id(args.dir)
     try:
-        result = publish(
-            args.dir, args.repo_id, private=args.private, dry_run=args.dry_run, say=say
-        )
+        result = publish(args.dir, repo_id, private=args.private, dry_run=args.dry_run, say=say)
     except PublishError as exc:
         print(f"curate: publish refused: {exc}", file=sys.stderr)
         return 1
     if result.action == "dry-run":
-        print(f"dry run: nothing was changed on the Hub ({args.repo_id} {result.tag})")
+        print(f"dry run: nothing was changed on the Hub ({repo_id} {result.tag})")
     elif result.action == "unchanged":
-        print(f"{args.repo_id} {result.tag} is already published with this content: no-op")
+        print(f"{repo_id} {result.tag} is already published with this content: no-op")
     else:
-        print(f"published {args.repo_id} {result.tag} (commit {result.commit})")
-        print(f'  load_dataset("{args.repo_id}", revision="{result.tag}")')
+        print(f"published {repo_id} {result.tag} (commit {result.commit})")
+        print(f'  load_dataset("{repo_id}", revision="{result.tag}")')
     return 0
 
 
@@ -236,6 +284,89 @@ def cmd_codes(args: argparse.Namespace) -> int:
         severity = severity_of(spec.code, config)
         print(f"{spec.code:<16} {severity:<7} {spec.scope:<7} {spec.description}")
     return 0
+
+
+# --- 10: anyone's dataset: curate init, curate config, baselines, the repo id of a build ---
+
+
+def _add_baseline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="leave out the findings FILE accepted (made by --write-baseline): only new ones "
+        "are reported and fail the run",
+    )
+    p.add_argument(
+        "--write-baseline",
+        nargs="?",
+        const="curate-baseline.json",
+        metavar="FILE",
+        help="accept every current finding: write them to FILE (default: "
+        "curate-baseline.json) and exit 0",
+    )
+
+
+def _add_project_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    i = sub.add_parser("init", help="start a new dataset project in DIR")
+    i.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: this folder")
+    i.add_argument("--name", help="the dataset's name (default: the folder's name)")
+    i.set_defaults(func=cmd_init)
+
+    c = sub.add_parser("config", help="print the effective settings and where each came from")
+    c.add_argument("--get", metavar="KEY", help="print only KEY's value (for scripts)")
+    _add_config(c)
+    c.set_defaults(func=cmd_config)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from curate.scaffold import InitRefused, init_project
+
+    try:
+        made = init_project(args.dir, name=args.name)
+    except InitRefused as exc:
+        print(f"curate: init refused: {exc}", file=sys.stderr)
+        return 1
+    for path in made.written:
+        print(f"  created {path}")
+    where = "" if args.dir == "." else f"cd {args.dir} && "
+    print(f"next: {where}copy your drops (*.txt) into sources/, then `curate build`")
+    return 0
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    import json
+
+    loaded = _loaded(args)
+    settings = loaded.config.as_dict()
+    if args.get is not None:
+        key = args.get.replace("-", "_")
+        if key not in settings:
+            raise UsageError(f"unknown setting {args.get!r}")
+        value = settings[key]
+        print(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
+        return 0
+    print(f"# config file: {loaded.path if loaded.path is not None else 'none (defaults)'}")
+    width = max(map(len, settings))
+    for key, value in settings.items():
+        shown = "(unset)" if value is None else json.dumps(value, ensure_ascii=False)
+        print(f"{key:<{width}} = {shown}  # {loaded.origin(key)}")
+    return 0
+
+
+def _built_repo_id(folder: str) -> str:
+    """The repository a build is for: the one source of truth is its manifest."""
+    import json
+
+    path = Path(folder) / "manifest.json"
+    try:
+        repo_id = json.loads(path.read_text(encoding="utf-8")).get("repo_id")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise UsageError(
+            f"{path}: cannot read the build's repo_id ({exc}); pass --repo-id"
+        ) from None
+    if not isinstance(repo_id, str) or not repo_id:
+        raise UsageError(f"{path} names no repo_id; pass --repo-id")
+    return repo_id
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -216,6 +216,7 @@ def croissant_metadata(
     num_rows: int,
     date_published: str | None = None,
     citation: str | None = None,
+    creators: list[str] | None = None,
     schema: pa.Schema = ARROW_SCHEMA,
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
@@ -249,6 +250,8 @@ def croissant_metadata(
         metadata["datePublished"] = date_published
     if citation is not None:
         metadata["citeAs"] = citation
+    if creators:
+        metadata["creator"] = [{"@type": "sc:Person", "name": c} for c in creators]
     metadata["distribution"] = [
         {
             "@type": "cr:FileObject",

@@ -7,6 +7,7 @@ line, and whatever can still be read is kept, so one broken file hides nothing e
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from validation.records import Record, SourceFile
 from validation.registry import finding
 
 BOM = "\ufeff"
+ACCEPT_MARKER = re.compile(r"^[ \t]*#[ \t]*curate:[ \t]*accept[ \t]+([a-z][a-z, \t-]*?)[ \t]*$")
 
 
 class UsageError(Exception):
@@ -88,7 +90,7 @@ def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceF
         return source
 
     first = next(i for i, line in enumerate(lines) if not _is_blank(line))
-    header = parse_header(lines[first])
+    header = parse_header(lines[first], config.header_phrases if config else None)
     body_start = first + 1
     if header is None or first != 0:
         where = "blank" if first != 0 else "not a header"
@@ -106,6 +108,12 @@ def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceF
     block: list[tuple[int, str]] = []
 
     def flush() -> None:
+        accept: tuple[str, ...] = ()
+        if block and (marker := ACCEPT_MARKER.match(block[0][1])):
+            # `# curate: accept CODE ...` on the line above a record accepts those findings
+            # of that record; the marker is not part of the text.
+            accept = tuple(marker.group(1).replace(",", " ").split())
+            del block[0]
         if not block:
             return
         parts: list[str] = []
@@ -118,7 +126,9 @@ def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceF
                 starts.append(offset)
             parts.append(piece)
             offset += len(piece)
-        source.records.append(Record(path, block[0][0], " ".join(parts), header, tuple(starts)))
+        source.records.append(
+            Record(path, block[0][0], " ".join(parts), header, tuple(starts), accept)
+        )
         block.clear()
 
     for i in range(body_start, len(lines)):

@@ -43,6 +43,12 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
         "Kinds of markup found in the raw text and converted: latex, markdown, html.",
     ),
     (
+        "flags",
+        pa.list_(pa.string()),
+        "Finding codes that fired on this abstract and whose row policy is `flag` (for example "
+        "truncated, too-long): kept, but worth a look; empty for most rows.",
+    ),
+    (
         "sources",
         pa.list_(SOURCE_TYPE),
         "Every occurrence of this abstract in the drops: file, line, header, header language, "
@@ -50,7 +56,9 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ),
 ]
 
-NOT_NULL = {"id", "abstract", "abstract_raw", "word_count", "char_count", "has_math", "markup"}
+NOT_NULL = {
+    "id", "abstract", "abstract_raw", "word_count", "char_count", "has_math", "markup", "flags",
+}  # fmt: skip
 
 ARROW_SCHEMA = pa.schema(
     [pa.field(name, typ, nullable=name not in NOT_NULL) for name, typ, _ in COLUMNS]
@@ -84,6 +92,7 @@ TABLE_SCHEMA = pa_schema.DataFrameSchema(
         "char_count": pa_schema.Column("int32", pa_schema.Check.ge(1)),
         "has_math": pa_schema.Column(bool),
         "markup": pa_schema.Column(object),
+        "flags": pa_schema.Column(object),
         "sources": pa_schema.Column(
             object, pa_schema.Check(_sources_ok, error="sources must start with the original")
         ),

@@ -145,7 +145,7 @@ def validate_paths(
     add_timings(timings, corpus_timings)
     for r in done:  # the corpus checks were their only reader: 252 bytes a record, let go
         r.sigs = r.sigs[:0]
-    run = ValidationRun(done, make_report(done, corpus_findings, timings))
+    run = ValidationRun(done, make_report(done, corpus_findings, timings, config))
     if cache is not None:
         cache.close()
         run.cache_hits, run.cache_misses = cache.hits, cache.misses

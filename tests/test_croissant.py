@@ -88,6 +88,7 @@ ROWS: list[dict[str, Any]] = [
         "char_count": 72,
         "has_math": True,
         "markup": ["latex"],
+        "flags": ["truncated"],
         "sources": [
             _source("icml-2021.txt", 3, "ICML 2021", "en", "original"),
             _source("icml-2021-mirror.txt", 17, "ICML 2021 (mirror)", "en", "near", 0.93),
@@ -104,6 +105,7 @@ ROWS: list[dict[str, Any]] = [
         "char_count": 68,
         "has_math": False,
         "markup": [],
+        "flags": [],
         "sources": [_source("divers.txt", 5, None, None, "original")],
     },
     {
@@ -117,6 +119,7 @@ ROWS: list[dict[str, Any]] = [
         "char_count": 70,
         "has_math": False,
         "markup": ["html", "markdown"],
+        "flags": [],
         "sources": [
             _source("sigir-2023.txt", 4, "SIGIR 2023", "en", "original"),
             _source("sigir-2023-b.txt", 8, "SIGIR 2023", "en", "exact"),
@@ -133,6 +136,7 @@ ROWS: list[dict[str, Any]] = [
         "char_count": 75,
         "has_math": False,
         "markup": [],
+        "flags": [],
         "sources": [_source("neurips-2020.txt", 12, "NeurIPS 2020", "en", "original")],
     },
 ]

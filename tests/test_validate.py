@@ -244,7 +244,7 @@ def test_json_format_is_one_object_with_findings_and_summary(capsys):
     data = json.loads(capsys.readouterr().out)
     assert set(data) == {"findings", "summary"}
     dup = next(f for f in data["findings"] if f["code"] == "duplicate")
-    assert set(dup) == {"code", "severity", "file", "line", "message", "related"}
+    assert set(dup) == {"code", "severity", "file", "line", "message", "related", "id"}
     assert data["summary"]["by_code"]["duplicate"] == {"severity": "warning", "count": 2}
     assert data["summary"]["records"] == 57
 

@@ -14,7 +14,7 @@ from curate.cli import build_parser
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # Values for the shell and GitHub expressions in `run:` lines.
-PLACEHOLDERS = {"REPO_ID": "org/name", "GITHUB_REF_NAME#v": "1.2.3"}
+PLACEHOLDERS = {"REPO_ID": "org/name", "GITHUB_REF_NAME#v": "1.2.3", "GITHUB_ENV": "env"}
 
 
 def load(name: str) -> dict:
@@ -90,8 +90,12 @@ def test_release_workflow():
     assert [a.set_version for a in tagged] == ["1.2.3"]
     assert {args.out for _, _, args in builds} == {args.dir for _, _, args in publishes}
     assert max(i for i, _, _ in builds) < min(i for i, _, _ in publishes)
+    # The repository comes from [tool.curate] (read into REPO_ID for --previous) and the build's
+    # manifest (for publish): no second source that could disagree.
+    assert "curate config --get repo_id" in str(all_steps)
+    assert "vars." not in str(wf)
     for _, step, args in publishes:
-        assert args.repo_id == "org/name"
+        assert args.repo_id is None
         assert step["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"
     assert any(args.dry_run for _, _, args in publishes)
     assert any(not args.dry_run for _, _, args in publishes)

@@ -239,7 +239,8 @@ def check_empty_record(record: Record, config: Config) -> Iterator[Finding]:
 
 
 @register("placeholder", "error", "record",
-          "a placeholder instead of an abstract (withdrawn, not available, TBD)")  # fmt: skip
+          "a placeholder instead of an abstract (withdrawn, not available, TBD)",
+          row_policy="drop")  # fmt: skip
 def check_placeholder(record: Record, config: Config) -> Iterator[Finding]:
     plain = placeholder_text(record.text)
     if plain is not None:
@@ -252,7 +253,8 @@ def check_placeholder(record: Record, config: Config) -> Iterator[Finding]:
         )
 
 
-@register("too-short", "warning", "record", "fewer words than the minimum", version=2)
+@register("too-short", "warning", "record", "fewer words than the minimum", version=2,
+          row_policy="drop")  # fmt: skip
 def check_too_short(record: Record, config: Config) -> Iterator[Finding]:
     n = word_count(record)
     if n >= config.min_words:
@@ -329,7 +331,8 @@ def merge_point(record: Record) -> int | None:
 
 
 @register("too-long", "warning", "record",
-          "more words than the maximum, or two abstracts merged", version=2)  # fmt: skip
+          "more words than the maximum, or two abstracts merged", version=2,
+          row_policy="flag")  # fmt: skip
 def check_too_long(record: Record, config: Config) -> Iterator[Finding]:
     n = word_count(record)
     at = merge_point(record)
@@ -430,7 +433,8 @@ def truncation(text: str) -> str | None:
     return None
 
 
-@register("truncated", "warning", "record", "the text stops mid-sentence", version=2)
+@register("truncated", "warning", "record", "the text stops mid-sentence", version=2,
+          row_policy="flag")  # fmt: skip
 def check_truncated(record: Record, config: Config) -> Iterator[Finding]:
     why = truncation(record.text)
     if why is None or not has_words(record.text):  # an empty record has its own code
@@ -449,30 +453,50 @@ def check_truncated(record: Record, config: Config) -> Iterator[Finding]:
 @register("header-mismatch", "error", "corpus",
           "the header's venue or year disagrees with the drop")  # fmt: skip
 def check_header_mismatch(corpus: Corpus, config: Config) -> Iterator[Finding]:
+    """Venue and year each checked against, in turn: the configured list (``venues``,
+    ``years``; an empty list accepts any), the configured single value (``venue``, ``year``),
+    or else the majority of the drop's files."""
     headed = [(f.path, f.header) for f in corpus.files if f.header is not None]
     if not headed:
         return
     venues = Counter(h.venue.casefold() for _, h in headed)
     years = Counter(h.year for _, h in headed)
-    if config.venue is not None:
-        venue, venue_why = config.venue.casefold(), "the configured venue"
+    hint = "; set venues = [...] and years = [...] in [tool.curate] to accept several"
+    if config.venues is not None:
+        allowed_venues = {v.casefold() for v in config.venues}
+        venue_why = "the configured venues (" + ", ".join(config.venues) + ")"
+    elif config.venue is not None:
+        allowed_venues = {config.venue.casefold()}
+        venue_why = f"the configured venue ({config.venue.upper()!r})"
     else:
         venue = venues.most_common(1)[0][0]
-        venue_why = f"the venue of {venues[venue]} of {len(headed)} files"
-    if config.year is not None:
-        year, year_why = config.year, "the configured year"
+        allowed_venues = {venue}
+        venue_why = f"the venue of {venues[venue]} of {len(headed)} files ({venue.upper()!r})"
+    if config.years is not None:
+        allowed_years = set(config.years)
+        year_why = "the configured years (" + ", ".join(map(str, config.years)) + ")"
+    elif config.year is not None:
+        allowed_years, year_why = {config.year}, f"the configured year ({config.year})"
     else:
         year = years.most_common(1)[0][0]
-        year_why = f"the year of {years[year]} of {len(headed)} files"
+        allowed_years, year_why = (
+            {year},
+            f"the year of {years[year]} of {len(headed)} files ({year})",
+        )
     for path, h in headed:
         problems = []
-        if h.venue.casefold() != venue:
-            problems.append(f"venue {h.venue!r} differs from {venue_why} ({venue.upper()!r})")
-        if h.year != year:
-            problems.append(f"year {h.year} differs from {year_why} ({year})")
+        if allowed_venues and h.venue.casefold() not in allowed_venues:
+            problems.append(f"venue {h.venue!r} differs from {venue_why}")
+        if allowed_years and h.year not in allowed_years:
+            problems.append(f"year {h.year} differs from {year_why}")
         if problems:
+            extra = hint if config.venues is None and config.years is None else ""
             yield finding(
-                "header-mismatch", path, 1, f"header {h.text!r}: " + "; ".join(problems), config
+                "header-mismatch",
+                path,
+                1,
+                f"header {h.text!r}: " + "; ".join(problems) + extra,
+                config,
             )
 
 

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from validation.findings import Severity
 
 NEAR_DUPLICATE_POLICIES = ("merge", "keep", "fail")
+SEVERITIES = ("error", "warning", "off")
+# Config files, in the order they win within one folder (like ruff: its own file first).
+CONFIG_FILES = ("curate.toml", "pyproject.toml")
 
 
 class ConfigError(ValueError):
@@ -43,6 +46,35 @@ class Config:
     )
     card_template: str = "dataset_card.md"
     severity: dict[str, Severity] = field(default_factory=dict)
+    # --- 10: what the dataset is (card, Croissant), several venues/years, header phrases,
+    # rule control (per-file ignores) and what the build does with flagged rows ---
+    description: str = ""
+    license_name: str | None = None
+    license_link: str | None = None
+    citation: str | None = None
+    creators: tuple[str, ...] = ()
+    homepage: str | None = None
+    task_categories: tuple[str, ...] = ("text-generation",)
+    tags: tuple[str, ...] = ("scientific-abstracts", "curate")
+    venues: tuple[str, ...] | None = None
+    years: tuple[int, ...] | None = None
+    header_phrases: dict[str, str] = field(default_factory=dict)
+    per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    row_policy: dict[str, str] = field(default_factory=dict)
+
+    def ignored(self, code: str, path: str) -> bool:
+        """Whether ``per_file_ignores`` turns ``code`` off for the file at ``path``.
+
+        Patterns match from the right like ruff's (``PurePath.match``), so ``legacy-*.txt``
+        matches that file in any folder and ``sources/*.txt`` wherever the command runs from.
+        """
+        if not self.per_file_ignores or not path:
+            return False
+        pure = PurePosixPath(path)
+        return any(
+            code in codes and pure.match(pattern)
+            for pattern, codes in self.per_file_ignores.items()
+        )
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as plain data, for the manifest and the cache key."""
@@ -52,7 +84,9 @@ class Config:
             if isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, dict):
-                value = {k: str(v) for k, v in sorted(value.items())}
+                value = {
+                    k: list(v) if isinstance(v, tuple) else str(v) for k, v in sorted(value.items())
+                }
             out[f.name] = value
         return out
 
@@ -61,21 +95,69 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
     def bad(expected: str) -> ConfigError:
         return ConfigError(f"{source}: [tool.curate] {name} must be {expected}, got {value!r}")
 
-    if name == "severity":
-        if not isinstance(value, dict):
-            raise bad("a table of code = 'error' | 'warning'")
-        from validation.registry import REGISTRY
+    if name in ("severity", "row_policy"):
+        from validation.registry import REGISTRY, ROW_POLICIES
 
+        allowed = SEVERITIES if name == "severity" else ROW_POLICIES
+        choices = " | ".join(repr(a) for a in allowed)
+        if not isinstance(value, dict):
+            raise bad(f"a table of code = {choices}")
         out = {}
-        for code, sev in value.items():
-            if code not in REGISTRY:
-                raise ConfigError(f"{source}: [tool.curate.severity] unknown finding code {code!r}")
-            if sev not in ("error", "warning"):
+        for code, choice in value.items():
+            _known_code(code, f"[tool.curate.{name}]", source)
+            if name == "row_policy" and REGISTRY[code].scope != "record":
+                # A duplicate shares its id with the record it duplicates: dropping by id would
+                # drop both. The build merges duplicates (see near_duplicates) instead.
                 raise ConfigError(
-                    f"{source}: [tool.curate.severity] {code} must be 'error' or 'warning'"
+                    f"{source}: [tool.curate.row_policy] {code}: row policies are for record "
+                    "checks; duplicates are merged by the build (near_duplicates)"
                 )
-            out[code] = Severity(sev)
+            if choice not in allowed:
+                raise ConfigError(f"{source}: [tool.curate.{name}] {code} must be {choices}")
+            out[code] = Severity(choice) if name == "severity" else choice
         return out
+    if name == "per_file_ignores":
+        if not isinstance(value, dict):
+            raise bad('a table of "glob" = [codes]')
+        ignores = {}
+        for pattern, codes in value.items():
+            if isinstance(codes, str):
+                codes = [codes]
+            if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
+                raise ConfigError(f"{source}: [tool.curate.per-file-ignores] {pattern!r} must "
+                                  "be a list of finding codes")  # fmt: skip
+            for code in codes:
+                _known_code(code, f"[tool.curate.per-file-ignores] {pattern!r}", source)
+            ignores[pattern] = tuple(codes)
+        return ignores
+    if name == "header_phrases":
+        if not isinstance(value, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) and k.strip() and v for k, v in value.items()
+        ):
+            raise bad('a table of "list phrase" = "language code"')
+        from validation.headers import phrase_key, script_conflict
+
+        phrases = {}
+        for phrase, lang in value.items():
+            clash = script_conflict(phrase, lang)
+            if clash:
+                raise ConfigError(f"{source}: [tool.curate.header_phrases] {phrase!r}: {clash}")
+            phrases[phrase_key(phrase)] = lang
+        return phrases
+    if name == "years":
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise bad("a list of integers")
+        return tuple(value)
+    if name == "venues":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise bad("a list of strings")
+        return tuple(value)
+    if name in ("license_name", "license_link", "citation", "homepage"):
+        if not isinstance(value, str):
+            raise bad("a string")
+        return value
     if isinstance(default, tuple):
         if isinstance(value, str):
             value = [value]
@@ -109,6 +191,14 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
     return value
 
 
+def _known_code(code: str, where: str, source: str) -> None:
+    from validation import checks  # noqa: F401  (fills the registry)
+    from validation.registry import REGISTRY
+
+    if code not in REGISTRY:
+        raise ConfigError(f"{source}: {where} unknown finding code {code!r}")
+
+
 def from_mapping(table: dict[str, Any], source: str = "<config>") -> Config:
     known = {f.name: f for f in fields(Config)}
     defaults = Config()
@@ -121,32 +211,83 @@ def from_mapping(table: dict[str, Any], source: str = "<config>") -> Config:
     return replace(defaults, **changes)
 
 
-def load_config(path: str | Path | None = None, *, search_from: str | Path = ".") -> Config:
-    """Read the configuration.
+def find_config(start: str | Path = ".") -> Path | None:
+    """The nearest config file up from ``start``, like ruff and pytest find theirs.
+
+    In each folder from ``start`` up to the root, a ``curate.toml`` wins, then a
+    ``pyproject.toml`` that has a ``[tool.curate]`` table; a ``pyproject.toml`` without one is
+    passed over, so a subfolder's own Python project does not hide the dataset's settings.
+    """
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        own = folder / CONFIG_FILES[0]
+        if own.is_file():
+            return own
+        pyproject = folder / CONFIG_FILES[1]
+        if pyproject.is_file() and _has_curate_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_curate_table(path: Path) -> bool:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # A broken pyproject.toml is reported when it is the one in use, not while searching.
+        return "[tool.curate" in path.read_text(encoding="utf-8", errors="replace")
+    return isinstance(data.get("tool"), dict) and "curate" in data["tool"]
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    """The effective settings, the file they came from, and the keys that file set."""
+
+    config: Config
+    path: Path | None
+    keys: frozenset[str]
+
+    @property
+    def root(self) -> Path:
+        """The project folder: relative paths in the config and the defaults resolve here."""
+        return self.path.parent if self.path is not None else Path(".")
+
+    def origin(self, key: str) -> str:
+        return str(self.path) if key in self.keys and self.path is not None else "default"
+
+
+def load_config_file(
+    path: str | Path | None = None, *, search_from: str | Path = "."
+) -> LoadedConfig:
+    """Read the configuration and say where it came from.
 
     With ``path``: that file, either a ``pyproject.toml`` with a ``[tool.curate]`` table or a
-    file whose top level is the table itself. Without: ``pyproject.toml`` in ``search_from`` if it
-    has a ``[tool.curate]`` table, else the defaults.
+    file whose top level is the table itself (``curate.toml``, or any other name). Without:
+    the nearest config file up from ``search_from`` (see :func:`find_config`), else defaults.
     """
     if path is None:
-        candidate = Path(search_from) / "pyproject.toml"
-        if not candidate.is_file():
-            return Config()
-        path, required = candidate, False
-    else:
-        path, required = Path(path), True
+        found = find_config(search_from)
+        if found is None:
+            return LoadedConfig(Config(), None, frozenset())
+        path = found
+    path = Path(path)
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read config: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}") from None
-    table = data.get("tool", {}).get("curate") if "tool" in data else None
+    table = data.get("tool", {}).get("curate") if isinstance(data.get("tool"), dict) else None
     if table is None:
-        # A file of its own may hold the table at top level; a pyproject without one is empty.
-        table = data if required and Path(path).name != "pyproject.toml" else {}
+        # A file of its own holds the table at top level; a pyproject without one is empty.
+        table = data if path.name != "pyproject.toml" else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.curate] must be a table")
-    return from_mapping(table, str(path))
+    config = from_mapping(table, str(path))
+    return LoadedConfig(config, path, frozenset(k.replace("-", "_") for k in table))
+
+
+def load_config(path: str | Path | None = None, *, search_from: str | Path = ".") -> Config:
+    """The effective settings (see :func:`load_config_file`)."""
+    return load_config_file(path, search_from=search_from).config

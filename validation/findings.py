@@ -15,6 +15,7 @@ from enum import StrEnum
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
+    OFF = "off"  # configured off: the check does not run and nothing is reported
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +29,8 @@ class Finding:
     message: str
     related: str | None = None
     score: float | None = None
+    # The id of the record (and table row) the finding is about; None for file findings.
+    id: str | None = None
 
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.file, self.line, self.code, self.message)
@@ -41,6 +44,8 @@ class Finding:
             del out["score"]
         else:
             out["score"] = round(self.score, 4)
+        if self.id is None:
+            del out["id"]
         return out
 
 
@@ -53,6 +58,10 @@ class Report:
     records: int = 0
     # Seconds per stage (parse, each check code, ...): for benchmarks and --verbose, not output.
     timings: dict[str, float] = field(default_factory=dict)
+    # Findings left out of this report: by a baseline (``--baseline``). Counted, not hidden.
+    baselined: int = 0
+    # Records the build left out by row policy: {id, file, line, reasons}.
+    dropped: list[dict[str, object]] = field(default_factory=list)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -91,10 +100,17 @@ class Report:
             "records": self.records,
             "errors": len(self.errors),
             "warnings": len(self.warnings),
+            **({"baselined": self.baselined} if self.baselined else {}),
             "by_code": {
                 code: {"severity": sev, "count": n} for (code, sev), n in sorted(by_code.items())
             },
         }
 
     def to_dict(self) -> dict[str, object]:
-        return {"findings": [f.to_dict() for f in self.findings], "summary": self.summary()}
+        out: dict[str, object] = {
+            "findings": [f.to_dict() for f in self.findings],
+            "summary": self.summary(),
+        }
+        if self.dropped:
+            out["dropped"] = self.dropped
+        return out

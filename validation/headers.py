@@ -25,6 +25,7 @@ PHRASES: dict[str, str] = {
     "paper abstracts": "en",
     "accepted abstracts": "en",
     "proceedings": "en",
+    "proceedings of": "en",  # before the venue: "Proceedings of ICML 2025"
     # Chinese (simplified and traditional)
     "论文列表": "zh",
     "论文": "zh",
@@ -93,13 +94,38 @@ def _script_language(text: str) -> str | None:
     return other
 
 
-def header_language(phrase: str) -> tuple[str | None, str, float | None]:
-    """(language, how it was decided, langdetect probability if it was used)."""
-    key = " ".join(unicodedata.normalize("NFKC", phrase).casefold().split())
+def phrase_key(phrase: str) -> str:
+    """A list phrase as the registry compares it: NFKC, case folded, single spaces."""
+    return " ".join(unicodedata.normalize("NFKC", phrase).casefold().split())
+
+
+def script_conflict(phrase: str, language: str) -> str | None:
+    """Why a configured phrase cannot be in ``language``, judged by its script, or None.
+
+    The script decides first: a phrase in kana cannot be configured as French. Han alone is
+    shared by Chinese and Japanese, so either is accepted for it.
+    """
+    by_script = _script_language(phrase_key(phrase))
+    if by_script is None or by_script == language or (by_script, language) == ("zh", "ja"):
+        return None
+    return f"its script says {by_script!r}, not {language!r}"
+
+
+def header_language(
+    phrase: str, extra: dict[str, str] | None = None
+) -> tuple[str | None, str, float | None]:
+    """(language, how it was decided, langdetect probability if it was used).
+
+    ``extra`` holds the configured phrases (keys as :func:`phrase_key` makes them), which the
+    config has already checked against their script.
+    """
+    key = phrase_key(phrase)
     if not key:
         return None, "none", None
     if key in PHRASES:
         return PHRASES[key], "registry", None
+    if extra and key in extra:
+        return extra[key], "config", None
     by_script = _script_language(key)
     if by_script is not None:
         return by_script, "script", None
@@ -109,8 +135,22 @@ def header_language(phrase: str) -> tuple[str | None, str, float | None]:
     return lang, "langdetect", prob
 
 
-def parse_header(line: str) -> Header | None:
-    """The header in ``line``, or None when the line is not a header (e.g. an abstract)."""
+def _split_leading_phrase(venue: str, extra: dict[str, str] | None) -> tuple[str, str]:
+    """("Proceedings of", "ICML") from "Proceedings of ICML": a known phrase may come first."""
+    words = venue.split(" ")
+    for n in range(len(words) - 1, 0, -1):
+        key = phrase_key(" ".join(words[:n]))
+        if key in PHRASES or (extra and key in extra):
+            return " ".join(words[:n]), " ".join(words[n:])
+    return "", venue
+
+
+def parse_header(line: str, extra_phrases: dict[str, str] | None = None) -> Header | None:
+    """The header in ``line``, or None when the line is not a header (e.g. an abstract).
+
+    ``<VENUE> <YEAR> <phrase>`` or ``<phrase> <VENUE> <YEAR>``; ``extra_phrases`` are the
+    configured list phrases, on top of the built-in ones.
+    """
     text = " ".join(line.split())
     if not text or len(text) > MAX_HEADER_CHARS or len(text.split()) > MAX_HEADER_WORDS:
         return None
@@ -118,10 +158,13 @@ def parse_header(line: str) -> Header | None:
     if m is None or text.endswith("."):
         return None
     phrase = m.group("phrase") or ""
-    language, source, score = header_language(phrase)
+    venue = m.group("venue")
+    if not phrase:
+        phrase, venue = _split_leading_phrase(venue, extra_phrases)
+    language, source, score = header_language(phrase, extra_phrases)
     return Header(
         text=text,
-        venue=m.group("venue"),
+        venue=venue,
         year=int(m.group("year")),
         phrase=phrase,
         language=language,

@@ -34,6 +34,8 @@ class Record:
     header: Header | None = None
     # Offsets in ``text`` at which the 2nd, 3rd, ... physical line of the record starts.
     line_starts: tuple[int, ...] = ()
+    # Codes accepted for this record by an inline marker line (``# curate: accept CODE``).
+    accept: tuple[str, ...] = ()
 
     def line_at(self, offset: int) -> int:
         """The physical line holding character ``offset`` of ``text``."""

@@ -33,18 +33,33 @@ class CheckSpec:
     func: Callable[..., Iterable[Finding]] | None = None
     # Bump when a check's logic changes, so cached results of the old logic are not reused.
     version: int = 1
+    # What ``curate build`` does with a record this code fired on: keep it as it is, keep it
+    # with the code in its ``flags`` column, or drop it (listed in the report with the code).
+    # Chosen for training consumers; ``[tool.curate.row_policy]`` overrides it per code.
+    row_policy: str = "keep"
 
 
 REGISTRY: dict[str, CheckSpec] = {}
 
 
+ROW_POLICIES = ("keep", "flag", "drop")
+
+
 def register(
-    code: str, severity: str, scope: str, description: str, *, version: int = 1
+    code: str,
+    severity: str,
+    scope: str,
+    description: str,
+    *,
+    version: int = 1,
+    row_policy: str = "keep",
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
     """Register ``func`` as the check for ``code``."""
+    if row_policy not in ROW_POLICIES:
+        raise ValueError(f"unknown row policy {row_policy!r} for {code}")
 
     def deco(func: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
-        _add(CheckSpec(code, Severity(severity), scope, description, func, version))
+        _add(CheckSpec(code, Severity(severity), scope, description, func, version, row_policy))
         return func
 
     return deco
@@ -69,6 +84,17 @@ def severity_of(code: str, config: Config | None) -> Severity:
     return REGISTRY[code].severity
 
 
+def row_policy_of(code: str, config: Config | None) -> str:
+    """``keep``, ``flag`` or ``drop``: the configured policy, else the code's default."""
+    if config is not None and code in config.row_policy:
+        return config.row_policy[code]
+    return REGISTRY[code].row_policy
+
+
+def is_off(code: str, config: Config | None) -> bool:
+    return severity_of(code, config) is Severity.OFF
+
+
 def finding(
     code: str,
     file: str,
@@ -85,5 +111,10 @@ def finding(
     return Finding(code, severity_of(code, config), file, line, message, related, score)
 
 
-def checks(scope: str) -> list[CheckSpec]:
-    return [spec for spec in REGISTRY.values() if spec.scope == scope and spec.func is not None]
+def checks(scope: str, config: Config | None = None) -> list[CheckSpec]:
+    """The checks of ``scope`` that run: those not configured ``off``."""
+    return [
+        spec
+        for spec in REGISTRY.values()
+        if spec.scope == scope and spec.func is not None and not is_off(spec.code, config)
+    ]

@@ -17,9 +17,9 @@ import numpy as np
 from validation import checks as _checks  # noqa: F401  (fills the registry)
 from validation.config import Config
 from validation.corpus import Corpus, FileResult, TextLoader
-from validation.findings import Finding, Report
+from validation.findings import Finding, Report, Severity
 from validation.records import Record, SourceFile
-from validation.registry import checks
+from validation.registry import REGISTRY, checks
 from validation.sketch import NUM_PERM, sketch
 
 
@@ -40,7 +40,7 @@ class RecordCache(Protocol):
 
 def check_record(record: Record, config: Config, timings: dict[str, float]) -> RecordResult:
     found: list[Finding] = []
-    for spec in checks("record"):
+    for spec in checks("record", config):
         t = time.perf_counter()
         found.extend(spec.func(record, config))  # type: ignore[misc]
         timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
@@ -55,7 +55,7 @@ def check_file(source: SourceFile, config: Config, cache: RecordCache | None = N
     """Parse findings, file checks and record checks of one file, and its records' sketches."""
     timings: dict[str, float] = {}
     findings = list(source.findings)
-    for spec in checks("file"):
+    for spec in checks("file", config):
         t = time.perf_counter()
         findings.extend(spec.func(source, config))  # type: ignore[misc]
         timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
@@ -69,7 +69,9 @@ def check_file(source: SourceFile, config: Config, cache: RecordCache | None = N
             if cache is not None:
                 cache.put(record.text, result)
         findings.extend(
-            replace(f, file=source.path, line=f.line + record.line) for f in result.findings
+            replace(f, file=source.path, line=f.line + record.line)
+            for f in result.findings
+            if f.code not in record.accept
         )
         ids.append(result.id)
         sigs[i] = result.sig
@@ -86,7 +88,7 @@ def check_corpus(
     corpus = Corpus(results, load_texts)
     found: list[Finding] = []
     timings: dict[str, float] = {}
-    for spec in checks("corpus"):
+    for spec in checks("corpus", config):
         t = time.perf_counter()
         found.extend(spec.func(corpus, config))  # type: ignore[misc]
         timings[spec.code] = time.perf_counter() - t
@@ -94,14 +96,36 @@ def check_corpus(
 
 
 def make_report(
-    results: list[FileResult], corpus_findings: list[Finding], timings: dict[str, float]
+    results: list[FileResult],
+    corpus_findings: list[Finding],
+    timings: dict[str, float],
+    config: Config | None = None,
 ) -> Report:
+    """The run's report: findings configured off or ignored for their file left out, and each
+    record finding named by its record's id, which is the id of its row in the table."""
     report = Report(files=[r.path for r in results], records=sum(r.n_records for r in results))
-    for r in results:
-        report.extend(r.findings)
-    report.extend(corpus_findings)
+    by_path = {r.path: r for r in results}
+    for found in (*(r.findings for r in results), corpus_findings):
+        for f in found:
+            if f.severity is Severity.OFF or (
+                config is not None and config.ignored(f.code, f.file)
+            ):
+                continue
+            report.add(_with_record_id(f, by_path.get(f.file)))
     report.timings = timings
     return report.sort()
+
+
+def _with_record_id(f: Finding, result: FileResult | None) -> Finding:
+    if (
+        f.id is not None
+        or result is None
+        or not result.ids
+        or REGISTRY[f.code].scope not in ("record", "corpus")
+    ):
+        return f
+    k = int(np.searchsorted(result.lines, f.line, side="right")) - 1
+    return replace(f, id=result.ids[k]) if k >= 0 else f
 
 
 def add_timings(total: dict[str, float], more: dict[str, float]) -> None:
@@ -129,4 +153,4 @@ def run_checks(
 
     corpus_findings, corpus_timings = check_corpus(results, config, load)
     add_timings(timings, corpus_timings)
-    return make_report(results, corpus_findings, timings)
+    return make_report(results, corpus_findings, timings, config)

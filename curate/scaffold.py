@@ -1,0 +1,74 @@
+"""``curate init``: a new dataset project, ready for its drops.
+
+Everything it writes comes from templates inside the package, so it works from an installed
+wheel with no file of this repository. It never overwrites: if any file it would write already
+exists it writes nothing and says which.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from curate import __version__
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+# target (relative to the project folder) -> template file (relative to TEMPLATES)
+FILES: dict[str, str] = {
+    "pyproject.toml": "pyproject.toml",
+    "dataset_card.md": "dataset_card.md",
+    ".gitignore": "gitignore",
+    ".github/workflows/validate.yml": "workflows/validate.yml",
+    ".github/workflows/release.yml": "workflows/release.yml",
+    "sources/.gitkeep": "",
+}
+# Templates filled with string.Template ($name); the card is Jinja2 for the build, copied as is.
+FILLED = {"pyproject.toml", "workflows/validate.yml", "workflows/release.yml"}
+
+
+class InitRefused(Exception):
+    """``curate init`` would overwrite something: nothing was written."""
+
+
+@dataclass
+class Scaffold:
+    root: Path
+    written: list[Path]
+
+
+def _slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-") or "dataset"
+
+
+def init_project(folder: str | Path = ".", *, name: str | None = None) -> Scaffold:
+    """Write a new dataset project into ``folder`` (created if missing).
+
+    Raises :class:`InitRefused` naming every file that already exists, before writing any.
+    """
+    root = Path(folder)
+    title = name or root.resolve().name or "dataset"
+    values = {
+        "name": title.replace('"', "'"),
+        "repo_id": f"your-org/{_slug(title)}",
+        "version": __version__,
+    }
+    existing = [rel for rel in FILES if (root / rel).exists() or (root / rel).is_symlink()]
+    if existing:
+        raise InitRefused(f"{root}: already has " + ", ".join(existing) + "; nothing was written")
+    written = []
+    for rel, template in FILES.items():
+        target = root / rel
+        text = ""
+        if template:
+            text = (TEMPLATES / template).read_text(encoding="utf-8")
+            if template in FILLED:
+                text = Template(text).substitute(values)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # "x": never replace a file that appeared since the check above.
+        with open(target, "x", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        written.append(target)
+    return Scaffold(root, written)
