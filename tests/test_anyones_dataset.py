@@ -62,7 +62,7 @@ PLACEHOLDER = "Abstract not available."
 
 def _truncated() -> str:
     first = (DATA / "icml-2024.txt").read_text(encoding="utf-8").split("\n")[2]
-    return " ".join(first.split()[:40])
+    return " ".join(first.split()[:35])  # ends "… sophisticated in": cut
 
 
 def _project(root: Path, config: str, *, files: dict[str, str] | None = None) -> Path:
@@ -360,19 +360,23 @@ def test_placeholders_are_dropped_and_truncated_rows_flagged(tmp_path, monkeypat
     assert [r["flags"] for raw, r in rows.items() if raw != _truncated()] == [[]] * 6
     report = json.loads((root / "dist" / "validation-report.json").read_text(encoding="utf-8"))
     (dropped,) = report["dropped"]
-    assert (dropped["file"], dropped["line"], dropped["reasons"]) == ("more.txt", 3, ["too-short"])
+    assert (dropped["file"], dropped["line"], dropped["reasons"]) == (
+        "more.txt",
+        3,
+        ["placeholder"],
+    )
     # Findings name the row: the truncated record's finding carries the id of its row.
     (trunc,) = [f for f in report["findings"] if f["code"] == "truncated"]
     assert (trunc["file"], trunc["id"]) == ("more.txt", rows[_truncated()]["id"])
     card = (root / "dist" / "README.md").read_text(encoding="utf-8")
-    assert "| Abstracts dropped by row policy | 1 (too-short: 1) |" in card
+    assert "| Abstracts dropped by row policy | 1 (placeholder: 1) |" in card
     assert "| Rows flagged (`flags` column) | 1 (truncated: 1) |" in card
     manifest = json.loads((root / "dist" / "manifest.json").read_text(encoding="utf-8"))
     assert (manifest["rows"], manifest["rows_dropped"], manifest["rows_flagged"]) == (7, 1, 1)
 
 
 def test_row_policy_is_configurable_per_code(tmp_path, monkeypatch):
-    root = _policy_project(tmp_path, '[tool.curate.row_policy]\ntoo-short = "keep"\n'
+    root = _policy_project(tmp_path, '[tool.curate.row_policy]\nplaceholder = "keep"\n'
                                      'truncated = "drop"\n')  # fmt: skip
     monkeypatch.chdir(root)
     assert main(["build"]) == 0

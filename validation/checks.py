@@ -225,7 +225,8 @@ def has_words(text: str) -> bool:
     return _WORD_CHAR.search(normalize.plain_text(_KEY_COMMANDS.sub(" ", text))) is not None
 
 
-@register("empty-record", "error", "record", "no words once markup is removed")
+@register("empty-record", "error", "record", "no words once markup is removed",
+          row_policy="drop")  # fmt: skip
 def check_empty_record(record: Record, config: Config) -> Iterator[Finding]:
     if not has_words(record.text):
         yield finding(
@@ -238,7 +239,7 @@ def check_empty_record(record: Record, config: Config) -> Iterator[Finding]:
         )
 
 
-@register("placeholder", "error", "record",
+@register("placeholder", "warning", "record",
           "a placeholder instead of an abstract (withdrawn, not available, TBD)",
           row_policy="drop")  # fmt: skip
 def check_placeholder(record: Record, config: Config) -> Iterator[Finding]:
