@@ -8,6 +8,7 @@ patterns find nothing in its output.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.entities import html5
 
@@ -16,29 +17,59 @@ from html.entities import html5
 # A closing `$` has no space before it, so prices are not math: `costs $5 and $10`
 # (half of Pandoc's rule; the other half, no space after the opening `$`, breaks a seed).
 _LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<![\\\s])\$(?!\$)"
-_LATEX_DELIMITED = r"\\\((?:.+?)\\\)|\\\[(?:.+?)\\\]"
-# A command: \name, its optional [..] and {..} arguments (one level of nesting is enough for
-# abstracts); environments (\begin{x}...\end{x}) are commands too.
-_BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
+# The body of \( \) and \[ \] never holds another opener, so an unclosed `\(` scans only to the
+# next one and a run of them stays linear.
+_LATEX_DELIMITED = r"\\\((?:[^\\]|\\[^()])+?\\\)|\\\[(?:[^\\]|\\[^\[\]])+?\\\]"
+# The math spans alone: what the cleaner hands to the math converter and what the Markdown and
+# HTML checks look past (`$C^*$`, `$\partial<Q>$` are formula syntax, not emphasis or tags).
+MATH = re.compile(f"{_LATEX_MATH}|{_LATEX_DELIMITED}", re.S)
+# A command: \name, its optional [..] and {..} arguments (three levels of nesting are enough
+# for abstracts; the possessive runs keep an unclosed `{` from backtracking); environments
+# (\begin{x}...\end{x}) are commands too.
+_BRACED = r"\{(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+\}"
 _LATEX_COMMAND = rf"\\[A-Za-z]+\*?(?:\[[^\]]*\])?(?:{_BRACED})*"
-# Escapes, spacing commands, `\\` and accents such as \'e and \"o.
-_LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!]|\\['\"^`~=.][A-Za-z]"
-LATEX = re.compile("|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE)), re.S)
+# Escapes, spacing commands (`\ `, `\,`, `\@`), `\\` and accents, bare or braced: \'e, \"{o},
+# \'{\i}.
+_LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!:@/ -]|\\['\"^`~=.](?:\{\\?[A-Za-z]?\}|\\?[A-Za-z])"
+# Text-mode typography that TeX rewrites: ``quotes'' (and ''quotes'', but not the arcseconds
+# of `5^''`) and `single' quotes, ties (`Fig.~3`;
+# `z~2` after a one-letter name before a digit means "about" and is prose), and -- / ---
+# (not a `--flag`, not `<!--`/`-->`, not a rule of four or more dashes).
+TEX_QUOTE = r"``|(?<![\^'])''(?!')|`(?=[^`'\s])[^`']*'(?![A-Za-z])"
+TIE = r"(?<=\S)~(?!(?<=(?<![A-Za-z])[A-Za-z]~)\d)(?=\S)"
+DASH = r"(?<![-!<])(?:---|--(?![A-Za-z])|(?<=\S)--)(?![->])"
+LATEX = re.compile(
+    "|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE, TEX_QUOTE, TIE, DASH)),
+    re.S,
+)
 
 # --- Markdown ---------------------------------------------------------------------------------
 # Emphasis only opens after a start, space or punctuation other than a word character, so that
-# `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space.
+# `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space and
+# holds no marker of its own kind, so that every opener scans at most to the next marker and
+# the pattern stays linear on `" *a" * 24000`. `**` may also sit inside a word (`Pr**o**tein`)
+# around a run without spaces; `x**2 + y**2` is not that.
 _MD_STAR = (
     r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])"
-    r"(?P<star_body>[^*]+?|.+?)(?<=[^\s*\\])(?P=star)(?!\*)"
+    r"(?P<star_body>[^*]+)(?<=[^\s*\\])(?P=star)(?!\*)"
 )
+_MD_INWORD = r"(?<=\w)\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?=\w)"
 _MD_UNDER = (
     r"(?<![\w_\\/])(?P<under>_{1,3})(?=[^\s_])"
-    r"(?P<under_body>.+?)(?<=[^\s_\\])(?P=under)(?![\w_])"
+    r"(?P<under_body>[^_]+)(?<=[^\s_\\])(?P=under)(?![\w_])"
 )
-_MD_CODE = r"(?<!`)(?P<tick>`+)(?P<code_body>[^`]+?)(?P=tick)(?!`)"
-_MD_LINK = r"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)*)\)"
-MARKDOWN = re.compile("|".join((_MD_LINK, _MD_STAR, _MD_UNDER, _MD_CODE)), re.S)
+# Code spans hold no quote: ``edge of stability'', ``dark" and `x' are TeX quotes, not code.
+_MD_CODE = r"(?<![`\\])(?P<tick>`+)(?P<code_body>[^`'\"]+)(?P=tick)(?!`)"
+# A link's target must look like one (a scheme, www., a path, an anchor or a dotted host), so
+# that `[CI](1-0)` in an astronomy abstract is not a link.
+_MD_LINK_URL = r"(?:[A-Za-z][\w+.-]*:|www\.|[/#.]|[\w-]+\.[\w-]+)[^()\s]*(?:\([^()\s]*\)[^()\s]*)*"
+_MD_LINK = rf"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>{_MD_LINK_URL})\)"
+# Backslash escapes that only Markdown uses (\_ and \# are TeX's too, \[ opens display math,
+# \`{e} is a grave accent).
+_MD_ESCAPE = r"\\(?P<escaped>\*|`(?![{A-Za-z]))"
+MARKDOWN = re.compile(
+    "|".join((_MD_LINK, _MD_STAR, _MD_INWORD, _MD_UNDER, _MD_CODE, _MD_ESCAPE)), re.S
+)
 
 # --- HTML -------------------------------------------------------------------------------------
 # Only real element names count as tags, so that `a<b and c>d` in a formula is left alone.
@@ -54,6 +85,9 @@ _HTML_TAG = (
 _HTML_COMMENT = r"<!--.*?-->"
 _HTML_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 HTML = re.compile("|".join((_HTML_COMMENT, _HTML_TAG, _HTML_ENTITY)), re.S | re.I)
+
+# A URL is text, not markup: a `~`, `--`, `_x_` or `*` inside one is left alone.
+URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`{}|\\^]+|www\.[\w-]+\.[^\s<>\"'`{}|\\^]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +107,7 @@ def _is_entity(token: str) -> bool:
 # Every residue of a kind contains one of these characters; a text without any of them is
 # clean of that kind, and the (much slower) pattern need not run. Most abstracts hit this path.
 TRIGGERS = {
-    "latex": re.compile(r"[$\\]"),
+    "latex": re.compile(r"[$\\~`]|--|''"),
     "markdown": re.compile(r"[*_`\[]"),
     "html": re.compile(r"[<&]"),
 }
@@ -93,18 +127,46 @@ def may_be_mojibake(text: str) -> bool:
     return _MOJIBAKE_SUSPECT.search(text) is not None
 
 
+def _without(
+    matches: Iterable[re.Match[str]], spans: list[tuple[int, int]], *, inside_only: bool
+) -> Iterator[re.Match[str]]:
+    """The matches that do not overlap (or, with ``inside_only``, lie within) any of ``spans``.
+
+    ``spans`` come from one ``finditer``, so they are sorted and disjoint; one forward walk.
+    """
+    i = 0
+    for m in matches:
+        start, end = m.span()
+        while i < len(spans) and spans[i][1] <= start:
+            i += 1
+        if i < len(spans):
+            lo, hi = spans[i]
+            if (lo <= start and end <= hi) if inside_only else lo < end:
+                continue
+        yield m
+
+
 def find(kind: str, text: str) -> list[Residue]:
-    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``."""
+    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``.
+
+    Markdown and HTML are never looked for inside a math span (`$C^*$`, `$x_i$ ... $y_i$`,
+    `$\\partial<Q>$`), and none of the three inside a URL, where `~`, `--` and `_` are text.
+    """
     if not may_have(kind, text):
         return []
+    urls = [m.span() for m in URL.finditer(text)] if "://" in text or "www." in text else []
     if kind == "latex":
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in LATEX.finditer(text)]
+        matches = _without(LATEX.finditer(text), urls, inside_only=True)
+        return [Residue(kind, m.start(), m.end(), m.group()) for m in matches]
+    math = [m.span() for m in MATH.finditer(text)] if may_have("latex", text) else []
     if kind == "markdown":
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in MARKDOWN.finditer(text)]
+        matches = _without(MARKDOWN.finditer(text), math, inside_only=False)
+        matches = _without(matches, urls, inside_only=True)
+        return [Residue(kind, m.start(), m.end(), m.group()) for m in matches]
     if kind == "html":
         return [
             Residue(kind, m.start(), m.end(), m.group())
-            for m in HTML.finditer(text)
+            for m in _without(HTML.finditer(text), math, inside_only=False)
             if not m.group().startswith("&") or _is_entity(m.group())
         ]
     raise ValueError(f"unknown residue kind {kind!r}")
