@@ -209,6 +209,7 @@ def _latex_to_text(span: str) -> str:
     return f"{lead}{converted}{trail}"
 
 
+@lru_cache(maxsize=4096)
 def _math_to_text(span: str) -> str:
     """The one place a math span is converted: ``span`` includes its delimiters.
 

@@ -22,7 +22,7 @@ _LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<![\\\s])
 _LATEX_DELIMITED = r"\\\((?:[^\\]|\\[^()])+?\\\)|\\\[(?:[^\\]|\\[^\[\]])+?\\\]"
 # The math spans alone: what the cleaner hands to the math converter and what the Markdown and
 # HTML checks look past (`$C^*$`, `$\partial<Q>$` are formula syntax, not emphasis or tags).
-MATH = re.compile(f"{_LATEX_MATH}|{_LATEX_DELIMITED}", re.S)
+MATH = re.compile(rf"(?=[$\\])(?:{_LATEX_MATH}|{_LATEX_DELIMITED})", re.S)
 # A command: \name, its optional [..] and {..} arguments (three levels of nesting are enough
 # for abstracts; the possessive runs keep an unclosed `{` from backtracking); environments
 # (\begin{x}...\end{x}) are commands too.
@@ -38,8 +38,12 @@ _LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!:@/ -]|\\['\"^`~=.](?:\{\\?[A-Za-z]?\}|\\?[A
 TEX_QUOTE = r"``|(?<![\^'])''(?!')|`(?=[^`'\s])[^`']*'(?![A-Za-z])"
 TIE = r"(?<=\S)~(?!(?<=(?<![A-Za-z])[A-Za-z]~)\d)(?=\S)"
 DASH = r"(?<![-!<])(?:---|--(?![A-Za-z])|(?<=\S)--)(?![->])"
+# Every alternative starts with one of a few characters; saying so up front lets the regex
+# engine skip every other position at once (about twice as fast on real abstracts).
 LATEX = re.compile(
-    "|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE, TEX_QUOTE, TIE, DASH)),
+    r"(?=[$\\`'~-])(?:"
+    + "|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE, TEX_QUOTE, TIE, DASH))
+    + ")",
     re.S,
 )
 
@@ -68,7 +72,10 @@ _MD_LINK = rf"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>{_MD_LINK_URL})\)"
 # \`{e} is a grave accent).
 _MD_ESCAPE = r"\\(?P<escaped>\*|`(?![{A-Za-z]))"
 MARKDOWN = re.compile(
-    "|".join((_MD_LINK, _MD_STAR, _MD_INWORD, _MD_UNDER, _MD_CODE, _MD_ESCAPE)), re.S
+    r"(?=[!\[*_`\\])(?:"
+    + "|".join((_MD_LINK, _MD_STAR, _MD_INWORD, _MD_UNDER, _MD_CODE, _MD_ESCAPE))
+    + ")",
+    re.S,
 )
 
 # --- HTML -------------------------------------------------------------------------------------
@@ -87,7 +94,9 @@ _HTML_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31}
 HTML = re.compile("|".join((_HTML_COMMENT, _HTML_TAG, _HTML_ENTITY)), re.S | re.I)
 
 # A URL is text, not markup: a `~`, `--`, `_x_` or `*` inside one is left alone.
-URL = re.compile(r"(?:https?|ftp)://[^\s<>\"'`{}|\\^]+|www\.[\w-]+\.[^\s<>\"'`{}|\\^]+")
+URL = re.compile(
+    r"(?=[hfw])(?:(?:https?|ftp)://[^\s<>\"'`{}|\\^]+|www\.[\w-]+\.[^\s<>\"'`{}|\\^]+)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,26 +159,28 @@ def find(kind: str, text: str) -> list[Residue]:
     """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``.
 
     Markdown and HTML are never looked for inside a math span (`$C^*$`, `$x_i$ ... $y_i$`,
-    `$\\partial<Q>$`), and none of the three inside a URL, where `~`, `--` and `_` are text.
+    `$\\partial<Q>$`), and LaTeX and Markdown not inside a URL, where `~`, `--`, `_` are text.
     """
     if not may_have(kind, text):
         return []
-    urls = [m.span() for m in URL.finditer(text)] if "://" in text or "www." in text else []
-    if kind == "latex":
-        matches = _without(LATEX.finditer(text), urls, inside_only=True)
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in matches]
-    math = [m.span() for m in MATH.finditer(text)] if may_have("latex", text) else []
-    if kind == "markdown":
-        matches = _without(MARKDOWN.finditer(text), math, inside_only=False)
-        matches = _without(matches, urls, inside_only=True)
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in matches]
-    if kind == "html":
-        return [
-            Residue(kind, m.start(), m.end(), m.group())
-            for m in _without(HTML.finditer(text), math, inside_only=False)
-            if not m.group().startswith("&") or _is_entity(m.group())
-        ]
-    raise ValueError(f"unknown residue kind {kind!r}")
+    pattern = _PATTERNS.get(kind)
+    if pattern is None:
+        raise ValueError(f"unknown residue kind {kind!r}")
+    found: Iterable[re.Match[str]] = list(pattern.finditer(text))
+    if not found:
+        return []
+    if kind != "latex" and may_have("latex", text):
+        found = _without(found, [m.span() for m in MATH.finditer(text)], inside_only=False)
+    if kind != "html" and ("://" in text or "www." in text):
+        found = _without(found, [m.span() for m in URL.finditer(text)], inside_only=True)
+    return [
+        Residue(kind, m.start(), m.end(), m.group())
+        for m in found
+        if kind != "html" or not m.group().startswith("&") or _is_entity(m.group())
+    ]
+
+
+_PATTERNS = {"latex": LATEX, "markdown": MARKDOWN, "html": HTML}
 
 
 KINDS = ("latex", "markdown", "html")
