@@ -51,13 +51,13 @@ LATEX = re.compile(
 # Emphasis only opens after a start, space or punctuation other than a word character, so that
 # `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space and
 # holds no marker of its own kind, so that every opener scans at most to the next marker and
-# the pattern stays linear on `" *a" * 24000`. `**` may also sit inside a word (`Pr**o**tein`)
-# around a run without spaces; `x**2 + y**2` is not that.
+# the pattern stays linear on `" *a" * 24000`. `**` may also open inside a word (`Pr**o**tein`,
+# `Fin**e**-tuning`) around a run without spaces; `x**2 + y**2` is not that.
 _MD_STAR = (
     r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])"
     r"(?P<star_body>[^*]+)(?<=[^\s*\\])(?P=star)(?!\*)"
 )
-_MD_INWORD = r"(?<=\w)\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?=\w)"
+_MD_INWORD = r"(?<=\w)\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?!\*)"
 _MD_UNDER = (
     r"(?<![\w_\\/])(?P<under>_{1,3})(?=[^\s_])"
     r"(?P<under_body>[^_]+)(?<=[^\s_\\])(?P=under)(?![\w_])"
