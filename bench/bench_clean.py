@@ -46,11 +46,13 @@ ORACLE = {
     "tex quote": re.compile(r"``|(?<!\^)''|`[A-Za-z][^`\s]*'"),
     "tie": re.compile(r"[A-Za-z]{2}~\S|[\d.,;:)\]]~\S|\S~[A-Za-z(\\]"),
     "dash": re.compile(r"\w--\w|\s--\s|\w---|---\w|\s---\s"),
-    "brace": re.compile(r"(?<![\^_])\{"),
+    # TeX grouping: a one-word group (BibTeX's case braces, `{\it x}` left half-done) or a
+    # group opening on a command. Set braces (`{0, 1}`, `min{…}`) are math, counted apart.
+    "brace": re.compile(r"(?<![\^_\w])\{(?:[A-Za-z][a-z]+\}|\\)"),
     "md emphasis": re.compile(
         r"\*\*[^*\s](?:[^*]*[^*\s])?\*\*"
-        r"|(?<![\w*\\^_])\*[^*\s](?:[^*]*?[^*\s])?\*(?![\w*])"
-        r"|(?<![\w\\)\]])__?[^_\s](?:[^_]*?[^_\s])?__?(?!\w)"
+        r"|(?<![\w*\\^_])\*[A-Za-z0-9](?:[^*]*?[A-Za-z0-9.)])?\*(?![\w*])"
+        r"|(?<![\w\\)\]'%^])__?[A-Za-z](?:[^_]*?[A-Za-z.)])?__?(?!\w)"
     ),
     "md link": re.compile(r"\[[^\]]+\]\([^)\s]+\)"),
     "md code": re.compile(r"`[^`\s][^`]*`"),
@@ -61,7 +63,7 @@ ORACLE = {
 }
 MATH_LEFT = {
     "math $": re.compile(r"\$"),
-    "math brace": re.compile(r"[\^_]\{"),
+    "math brace": re.compile(r"[\^_]\{|\{[^{}]*[,_^][^{}]*\}"),
 }
 # What the oracle blanks out of the raw record before collecting words that must survive:
 # math spans, command names, arguments that are not text (keys, labels, environment names),
@@ -175,9 +177,9 @@ def time_build(src: Path, drops: Path, name: str) -> float:
     config = OUT / "clean-bench.toml"
     config.write_text('[severity]\n"control-char" = "warning"\n', encoding="utf-8")
     cmd = [sys.executable, "-m", "curate.cli", "build", str(drops), "--out", str(out_dir)]
-    cmd += ["--no-cache", "--config", str(config)]
+    cmd += ["--no-cache", "--config", str(config), "--template", str(ROOT / "dataset_card.md")]
     t0 = time.perf_counter()
-    done = subprocess.run(cmd, env=child_env(src), capture_output=True, text=True, cwd=OUT)
+    done = subprocess.run(cmd, env=child_env(src), capture_output=True, text=True, cwd=ROOT)
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         print(f"build ({name}) exited {done.returncode}:\n{done.stderr[-2000:]}")

@@ -44,9 +44,9 @@ __all__ = ["CleanResult", "clean_text"]
 class CleanResult:
     """The cleaned text and what the cleaner had to do to get it.
 
-    ``kinds`` lists the residue kinds that were found and rewritten, in the fixed order
+    ``kinds`` lists the residue kinds found in the raw record, in the fixed order
     ``("latex", "markdown", "html")``, so that callers can count records per kind without
-    re-running the residue checks on the raw text.
+    re-running the residue checks.
     """
 
     text: str
@@ -386,7 +386,8 @@ _CITE = (
     r"\\(?:[Cc]ite[A-Za-z]*|nocite|ref|eqref|autoref|[Cc]ref|pageref|label)\*?"
     r"(?:\s*\[[^\[\]]*\])*\s*\{[^{}]*\}"
 )
-_CITATION = re.compile(rf"\s*\(\s*{_CITE}(?:[\s,;]*{_CITE})*\s*\)|[\s~]*{_CITE}")
+# A match starts only where a run of spaces and ties starts, so a long run of `~` is scanned once.
+_CITATION = re.compile(rf"(?<!\s)\s*\(\s*{_CITE}(?:[\s,;]*{_CITE})*\s*\)|(?<![\s~])[\s~]*{_CITE}")
 # Accents: \'e \'{e} {\'e} \"{o} \'\i, and the letter accents \c{c} \c c \v{s} \H{o} \k{a}.
 _ACCENT_MARKS = {
     "'": "\u0301",
@@ -611,7 +612,7 @@ def clean_text(text: str) -> CleanResult:
     ``kinds`` names the residue kinds :mod:`validation.residue` finds in the raw record, the
     same the ``latex``/``markdown``/``html`` checks report.
     """
-    kinds = tuple(kind for kind in residue.KINDS if residue.find(kind, text))
+    kinds = tuple(kind for kind in residue.KINDS if residue.has(kind, text))
     mojibake = False
     if residue.may_be_mojibake(text):
         text, mojibake = _repair_mojibake(text)

@@ -38,7 +38,11 @@ REAL = [
         "The Cheap Gradient Principle — the",
     ),
     # font groups and text commands keep their text
-    ("arXiv:2504.11566", r"except {\sc Dark Sage}, which predicts", "except Dark Sage, which predicts"),
+    (
+        "arXiv:2504.11566",
+        r"except {\sc Dark Sage}, which predicts",
+        "except Dark Sage, which predicts",
+    ),
     (
         "arXiv:2504.20327",
         r"the upcoming {\it Gaia} Data Release 4, we will",
@@ -73,32 +77,72 @@ REAL = [
     ),
     # accents, braced and not
     ("arXiv:2504.11642", r"skewness and S\'{e}rsic index.", "skewness and Sérsic index."),
-    ("arXiv:2506.01282", r'the associated Schr\"{o}dinger-Poisson equation', "the associated Schrödinger-Poisson equation"),
-    ("arXiv:2504.15355", r'the dwarf galaxy Bo\"otes II (Boo II).', "the dwarf galaxy Boötes II (Boo II)."),
-    ("arXiv:2506.08895", r"New Extension in Nan\c{c}ay Upgrading LOFAR", "New Extension in Nançay Upgrading LOFAR"),
-    ("arXiv:2507.00120", r"streaming-driven Alfv\`{e}n wave growth", "streaming-driven Alfvèn wave growth"),
-    ("neurips2018:row0291", r"over H\&quot;{o}lder balls on a torus", "over Hölder balls on a torus"),
-    ("neurips2018:row0979", r"and the Nos\&#39;e-Hoover thermostats.", "and the Nosé-Hoover thermostats."),
+    (
+        "arXiv:2506.01282",
+        r"the associated Schr\"{o}dinger-Poisson equation",
+        "the associated Schrödinger-Poisson equation",
+    ),
+    (
+        "arXiv:2504.15355",
+        r"the dwarf galaxy Bo\"otes II (Boo II).",
+        "the dwarf galaxy Boötes II (Boo II).",
+    ),
+    (
+        "arXiv:2506.08895",
+        r"New Extension in Nan\c{c}ay Upgrading LOFAR",
+        "New Extension in Nançay Upgrading LOFAR",
+    ),
+    (
+        "arXiv:2507.00120",
+        r"streaming-driven Alfv\`{e}n wave growth",
+        "streaming-driven Alfvèn wave growth",
+    ),
+    (
+        "neurips2018:row0291",
+        r"over H\&quot;{o}lder balls on a torus",
+        "over Hölder balls on a torus",
+    ),
+    (
+        "neurips2018:row0979",
+        r"and the Nos\&#39;e-Hoover thermostats.",
+        "and the Nosé-Hoover thermostats.",
+    ),
     # ties (a one-letter name before a digit means "about" and stays), dashes, \ , escapes
     (
         "arXiv:2504.11776",
         "sensitive ALMA (Band~3) observations (at 3~mm) toward",
         "sensitive ALMA (Band 3) observations (at 3 mm) toward",
     ),
-    ("arXiv:2504.13020", "model performance up to z~2. We apply", "model performance up to z~2. We apply"),
+    (
+        "arXiv:2504.13020",
+        "model performance up to z~2. We apply",
+        "model performance up to z~2. We apply",
+    ),
     (
         "openreview:nU1mtFDtMX",
         "Settling these questions---and more broadly, determining",
         "Settling these questions—and more broadly, determining",
     ),
-    ("arXiv:2504.11526", "a considerable number (15--25 per cent) of tail", "a considerable number (15–25 per cent) of tail"),
+    (
+        "arXiv:2504.11526",
+        "a considerable number (15--25 per cent) of tail",
+        "a considerable number (15–25 per cent) of tail",
+    ),
     (
         "arXiv:2505.09941",
         'in NGC 4736 (M 94).\\ We used the ``gold-standard" stellar',
         "in NGC 4736 (M 94). We used the “gold-standard” stellar",
     ),
-    ("neurips2018:row0527", r"For multiplicative noise (e.g.\ dropout), we", "For multiplicative noise (e.g. dropout), we"),
-    ("arXiv:2504.11546", r"dark lens probabilities exceeding 60\%. These", "dark lens probabilities exceeding 60%. These"),
+    (
+        "neurips2018:row0527",
+        r"For multiplicative noise (e.g.\ dropout), we",
+        "For multiplicative noise (e.g. dropout), we",
+    ),
+    (
+        "arXiv:2504.11546",
+        r"dark lens probabilities exceeding 60\%. These",
+        "dark lens probabilities exceeding 60%. These",
+    ),
     # Markdown: bold inside words, links, URLs left alone
     (
         "openreview:Yd8eHMY1wz",
@@ -121,7 +165,11 @@ REAL = [
         "Our code is released at this link (https://github.com/Chaos96/fourierft).",
     ),
     # HTML entities; an escaped tag is text
-    ("neurips2018:row0007", "(Ustinova &amp; Lempitsky, 2016) is", "(Ustinova & Lempitsky, 2016) is"),
+    (
+        "neurips2018:row0007",
+        "(Ustinova &amp; Lempitsky, 2016) is",
+        "(Ustinova & Lempitsky, 2016) is",
+    ),
     (
         "neurips2018:row0025",
         "by the relation &lt;bus, on the right of, picture&gt;. Furthermore",
@@ -138,7 +186,7 @@ REAL = [
         "test inputs that are 500x\x02 longer than the training samples.",
         "test inputs that are 500x longer than the training samples.",
     ),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ patterns find nothing in its output.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -38,11 +39,25 @@ _LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!:@/ -]|\\['\"^`~=.](?:\{\\?[A-Za-z]?\}|\\?[A
 TEX_QUOTE = r"``|(?<![\^'])''(?!')|`(?=[^`'\s])[^`']*'(?![A-Za-z])"
 TIE = r"(?<=\S)~(?!(?<=(?<![A-Za-z])[A-Za-z]~)\d)(?=\S)"
 DASH = r"(?<![-!<])(?:---|--(?![A-Za-z])|(?<=\S)--)(?![->])"
+# A one-word brace group in running text is TeX grouping (BibTeX's case braces, `{faster}` left
+# by a stripped `\emph`); `x^{2}`, `a_{ij}` and set braces `{0, 1}` are not this.
+TEX_GROUP = r"(?<![\w^_\\])\{[A-Za-z][a-z]+\}"
 # Every alternative starts with one of a few characters; saying so up front lets the regex
 # engine skip every other position at once (about twice as fast on real abstracts).
 LATEX = re.compile(
-    r"(?=[$\\`'~-])(?:"
-    + "|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE, TEX_QUOTE, TIE, DASH))
+    r"(?=[$\\`'~{-])(?:"
+    + "|".join(
+        (
+            _LATEX_MATH,
+            _LATEX_DELIMITED,
+            _LATEX_COMMAND,
+            _LATEX_ESCAPE,
+            TEX_QUOTE,
+            TIE,
+            DASH,
+            TEX_GROUP,
+        )
+    )
     + ")",
     re.S,
 )
@@ -52,12 +67,13 @@ LATEX = re.compile(
 # `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space and
 # holds no marker of its own kind, so that every opener scans at most to the next marker and
 # the pattern stays linear on `" *a" * 24000`. `**` may also open inside a word (`Pr**o**tein`,
-# `Fin**e**-tuning`) around a run without spaces; `x**2 + y**2` is not that.
+# `Fin**e**-tuning`, and `***O**pen-world …*` inside out) around a run without spaces;
+# `x**2 + y**2` is not that.
 _MD_STAR = (
     r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])"
     r"(?P<star_body>[^*]+)(?<=[^\s*\\])(?P=star)(?!\*)"
 )
-_MD_INWORD = r"(?<=\w)\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?!\*)"
+_MD_INWORD = r"(?<=[\w*])\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?!\*)"
 _MD_UNDER = (
     r"(?<![\w_\\/])(?P<under>_{1,3})(?=[^\s_])"
     r"(?P<under_body>[^_]+)(?<=[^\s_\\])(?P=under)(?![\w_])"
@@ -116,7 +132,7 @@ def _is_entity(token: str) -> bool:
 # Every residue of a kind contains one of these characters; a text without any of them is
 # clean of that kind, and the (much slower) pattern need not run. Most abstracts hit this path.
 TRIGGERS = {
-    "latex": re.compile(r"[$\\~`]|--|''"),
+    "latex": re.compile(r"[$\\~`{]|--|''"),
     "markdown": re.compile(r"[*_`\[]"),
     "html": re.compile(r"[<&]"),
 }
@@ -155,29 +171,39 @@ def _without(
         yield m
 
 
+def _matches(kind: str, text: str) -> Iterator[re.Match[str]]:
+    """The residue matches of ``kind``, lazily: math and URL spans are only computed if needed."""
+    if not may_have(kind, text):
+        return
+    pattern = _PATTERNS.get(kind)
+    if pattern is None:
+        raise ValueError(f"unknown residue kind {kind!r}")
+    found: Iterator[re.Match[str]] = pattern.finditer(text)
+    first = next(found, None)
+    if first is None:
+        return
+    found = itertools.chain((first,), found)
+    if kind != "latex" and may_have("latex", text):
+        found = _without(found, [m.span() for m in MATH.finditer(text)], inside_only=False)
+    if kind != "html" and ("://" in text or "www." in text):
+        found = _without(found, [m.span() for m in URL.finditer(text)], inside_only=True)
+    for m in found:
+        if kind != "html" or m.group()[0] != "&" or _is_entity(m.group()):
+            yield m
+
+
 def find(kind: str, text: str) -> list[Residue]:
     """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``.
 
     Markdown and HTML are never looked for inside a math span (`$C^*$`, `$x_i$ ... $y_i$`,
     `$\\partial<Q>$`), and LaTeX and Markdown not inside a URL, where `~`, `--`, `_` are text.
     """
-    if not may_have(kind, text):
-        return []
-    pattern = _PATTERNS.get(kind)
-    if pattern is None:
-        raise ValueError(f"unknown residue kind {kind!r}")
-    found: Iterable[re.Match[str]] = list(pattern.finditer(text))
-    if not found:
-        return []
-    if kind != "latex" and may_have("latex", text):
-        found = _without(found, [m.span() for m in MATH.finditer(text)], inside_only=False)
-    if kind != "html" and ("://" in text or "www." in text):
-        found = _without(found, [m.span() for m in URL.finditer(text)], inside_only=True)
-    return [
-        Residue(kind, m.start(), m.end(), m.group())
-        for m in found
-        if kind != "html" or not m.group().startswith("&") or _is_entity(m.group())
-    ]
+    return [Residue(kind, m.start(), m.end(), m.group()) for m in _matches(kind, text)]
+
+
+def has(kind: str, text: str) -> bool:
+    """Whether ``find(kind, text)`` would find anything; stops at the first span."""
+    return next(_matches(kind, text), None) is not None
 
 
 _PATTERNS = {"latex": LATEX, "markdown": MARKDOWN, "html": HTML}
@@ -187,4 +213,4 @@ KINDS = ("latex", "markdown", "html")
 
 
 def has_any(text: str) -> bool:
-    return any(find(kind, text) for kind in KINDS)
+    return any(has(kind, text) for kind in KINDS)
