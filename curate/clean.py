@@ -318,13 +318,10 @@ def _links(text: str, saved: _Saved) -> str:
             text,
         )
     if "](" in text:
-        text = _MD_LINK.sub(lambda m: link(m.group("link_text"), m.group("link_url")), text)
+        text = residue.MD_LINK.sub(lambda m: link(m.group("link_text"), m.group("link_url")), text)
     if "://" in text or "www." in text:
         text = residue.URL.sub(lambda m: saved.keep(m.group()), text)
     return text
-
-
-_MD_LINK = re.compile(residue._MD_LINK)
 
 
 # --- Text mode: TeX quotes ------------------------------------------------------------------
@@ -352,8 +349,6 @@ def _lone_quote(m: re.Match[str]) -> str:
 
 
 # --- Text mode: Markdown ----------------------------------------------------------------------
-_MD_CODE = re.compile(residue._MD_CODE)
-_MD_EMPHASIS = re.compile("|".join((residue._MD_STAR, residue._MD_INWORD, residue._MD_UNDER)), re.S)
 # `***a** b*` and `**a *b* c**` need a second look once the inner pair is gone; three rounds
 # cover the nesting Markdown allows in practice, each linear.
 _EMPHASIS_ROUNDS = 3
@@ -368,11 +363,11 @@ def _emphasis_body(m: re.Match[str]) -> str:
 
 def _markdown(text: str, saved: _Saved) -> str:
     if "`" in text:
-        text = _MD_CODE.sub(lambda m: saved.keep(m.group("code_body")), text)
+        text = residue.MD_CODE.sub(lambda m: saved.keep(m.group("code_body")), text)
     for _ in range(_EMPHASIS_ROUNDS):
         if "*" not in text and "_" not in text:
             break
-        text, n = _MD_EMPHASIS.subn(_emphasis_body, text)
+        text, n = residue.MD_EMPHASIS.subn(_emphasis_body, text)
         if not n:
             break
     return text

@@ -94,6 +94,11 @@ MARKDOWN = re.compile(
     re.S,
 )
 
+# The parts the cleaner applies one at a time (links first, then code, then emphasis).
+MD_LINK = re.compile(_MD_LINK)
+MD_CODE = re.compile(_MD_CODE)
+MD_EMPHASIS = re.compile("|".join((_MD_STAR, _MD_INWORD, _MD_UNDER)), re.S)
+
 # --- HTML -------------------------------------------------------------------------------------
 # Only real element names count as tags, so that `a<b and c>d` in a formula is left alone.
 _HTML_NAMES = (
