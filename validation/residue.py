@@ -115,8 +115,10 @@ _HTML_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31}
 HTML = re.compile("|".join((_HTML_COMMENT, _HTML_TAG, _HTML_ENTITY)), re.S | re.I)
 
 # A URL is text, not markup: a `~`, `--`, `_x_` or `*` inside one is left alone.
+_URL_CHAR = r"[^\s<>\"'`{}|\\^]"
+_URL_END = r"[^\s<>\"'`{}|\\^.,;:!?*_)\]]"  # a sentence's full stop or `*` is not the URL's
 URL = re.compile(
-    r"(?=[hfw])(?:(?:https?|ftp)://[^\s<>\"'`{}|\\^]+|www\.[\w-]+\.[^\s<>\"'`{}|\\^]+)"
+    rf"(?=[hfw])(?:(?:https?|ftp)://{_URL_CHAR}*{_URL_END}|www\.[\w-]+\.{_URL_CHAR}*{_URL_END})"
 )
 
 
