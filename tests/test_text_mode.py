@@ -435,3 +435,10 @@ def test_downgraded_control_chars_are_removed_and_the_finding_says_so(tmp_path: 
     report = json.loads((out / "validation-report.json").read_text(encoding="utf-8"))
     messages = [f["message"] for f in report["findings"] if f["code"] == "control-char"]
     assert messages and all("removes it from `abstract`" in m for m in messages)
+
+
+def test_text_holding_a_placeholder_code_point_is_kept_not_garbled() -> None:
+    # The cleaner sets spans aside behind plane-15 private-use characters; a record that already
+    # holds one is left as it is (whitespace and controls aside) rather than risk a mix-up.
+    raw = "a \U000f0003 b **bold**  and $x$\x08"
+    assert clean_text(raw).text == "a \U000f0003 b **bold** and $x$"
