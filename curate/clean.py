@@ -1,20 +1,24 @@
 """Turn one raw abstract into plain Unicode text fit for ML training.
 
 The source drops mix plain prose with LaTeX, Markdown and HTML residue and, now and then,
-mojibake. ``clean_text`` rewrites exactly the spans that :mod:`validation.residue` (the single
-definition of residue) flags and leaves every other character alone, so that prose, numbers,
-URLs and curly quotes outside markup survive byte for byte (apart from whitespace).
+mojibake and control characters. ``clean_text`` converts markup to the text it stands for and
+leaves every other character alone, so that prose, numbers, URLs and curly quotes outside
+markup survive byte for byte (apart from whitespace).
 
-The guarantees, checked by ``tests/test_clean.py`` on every seed record:
+How a record goes through (one pass, every step linear in the length of the text):
 
-* no residue of any kind is left in the output (``residue.find`` finds nothing);
-* no token outside a residue span is lost;
-* a record without residue comes out unchanged except for whitespace;
-* cleaning is idempotent.
+1. mojibake repaired (ftfy, encoding fixes only), whitespace collapsed, control and invisible
+   format characters removed, HTML entities decoded;
+2. **math spans** (``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``, as :data:`validation.residue.MATH`
+   finds them) are handed to :func:`_math_to_text` and set aside behind placeholders, so that
+   nothing of the text-mode steps ever runs inside a formula;
+3. the text around them is cleaned in **text mode**: HTML tags, escapes, links and URLs (set
+   aside too, so a ``~`` or ``--`` in a URL is kept), TeX quotes, Markdown code and emphasis,
+   citations, accents, font groups and other commands, braces, ties and dashes;
+4. the placeholders are restored, then NFC and single spaces.
 
-The cleaner reaches a fixed point by running its pass until the text stops changing: one
-rewrite can expose another (``&lt;b&gt;`` unescapes to a tag, ``\\_x\\_`` to Markdown
-emphasis, two ``\\$`` to a ``$...$`` pair), and idempotence then holds by construction.
+``tests/test_text_mode.py`` checks the result with patterns of its own and hand-labelled real
+abstracts, not with :mod:`validation.residue`.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ import html
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import ftfy
 from pylatexenc import latexwalker
@@ -40,9 +44,9 @@ __all__ = ["CleanResult", "clean_text"]
 class CleanResult:
     """The cleaned text and what the cleaner had to do to get it.
 
-    ``kinds`` lists the residue kinds that were found and rewritten, in the fixed order
+    ``kinds`` lists the residue kinds found in the raw record, in the fixed order
     ``("latex", "markdown", "html")``, so that callers can count records per kind without
-    re-running the residue checks on the raw text.
+    re-running the residue checks.
     """
 
     text: str
@@ -54,10 +58,9 @@ class CleanResult:
 # Only ftfy's encoding repairs are switched on. Everything that would restyle correct text is
 # off: ``uncurl_quotes`` would turn the authors' “ ” ’ into ASCII quotes, ``fix_character_width``
 # would fold full-width CJK punctuation (，：) of the Chinese drops into ASCII, and
-# ``unescape_html`` would decode entities everywhere instead of only where residue.HTML flags
-# them (step 2 does that, and reports the "html" kind). Line breaks, control characters and
-# terminal escapes are left to the whitespace step or to the record as it is, and Unicode
-# normalisation is our own step 5, so ftfy's is off too. ``fix_latin_ligatures`` is the one
+# ``unescape_html`` would decode entities by its own rules instead of residue.HTML's. Line
+# breaks and control characters are our own step, and Unicode normalisation is the last step,
+# so ftfy's are off too. ``fix_latin_ligatures`` is the one
 # non-encoding fix kept: ﬁ/ﬂ code points are PDF-extraction artefacts that split words for a
 # tokenizer, and keeping NFC (see step 5) means nothing else would undo them.
 _FTFY_CONFIG = ftfy.TextFixerConfig(
@@ -94,86 +97,7 @@ def _repair_mojibake(text: str) -> tuple[str, bool]:
     return fixed.text, mojibake
 
 
-# --- Span rewriting ------------------------------------------------------------------------
-
-
-def _rewrite(text: str, spans: Iterable[tuple[int, int, str]]) -> str:
-    """Replace non-overlapping ``(start, end, replacement)`` spans, given in text order."""
-    out: list[str] = []
-    pos = 0
-    for start, end, replacement in spans:
-        out.append(text[pos:start])
-        out.append(replacement)
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
-
-
-# --- Step 2: HTML ---------------------------------------------------------------------------
-# Tags that break the flow of text become a space so that words on either side do not fuse;
-# inline tags (<i>, <b>, <sup>, ...) vanish without a trace.
-_BLOCK_TAG = re.compile(
-    r"</?(?:blockquote|br|caption|d[dlt]|div|h[1-6r]|li|ol|p|pre|t(?:able|body|head|[dhr])|ul)"
-    r"(?![\w-])",
-    re.I,
-)
-
-
-def _html_to_text(token: str) -> str:
-    if token.startswith("&"):
-        return html.unescape(token)
-    if token.startswith("<!--"):
-        return " "
-    return " " if _BLOCK_TAG.match(token) else ""
-
-
-def _clean_html(text: str) -> tuple[str, bool]:
-    spans = residue.find("html", text)
-    if not spans:
-        return text, False
-    return _rewrite(text, ((s.start, s.end, _html_to_text(s.text)) for s in spans)), True
-
-
-# --- Step 3: Markdown -----------------------------------------------------------------------
-
-
-def _markdown_to_text(match: re.Match[str]) -> str:
-    """Drop the markup, keep every word: a link keeps its text and its URL."""
-    if match.group("link_url") is not None:
-        label, url = match.group("link_text"), match.group("link_url")
-        return url if label.strip() == url else f"{label} ({url})"
-    if match.group("star") is not None:
-        return match.group("star_body")
-    if match.group("under") is not None:
-        return match.group("under_body")
-    return match.group("code_body")
-
-
-def _crosses(start: int, end: int, spans: list[residue.Residue]) -> bool:
-    """True if [start, end) overlaps one of ``spans`` without containing it whole.
-
-    A Markdown match that cuts into a LaTeX span is formula syntax (``$x^*$ ... $y^*$`` pairs
-    two stars across formulas), not emphasis; it is left for the LaTeX step, and the next pass
-    looks at it again once the formula is plain text.
-    """
-    return any(
-        start < s.end and s.start < end and not (start <= s.start and s.end <= end) for s in spans
-    )
-
-
-def _clean_markdown(text: str) -> tuple[str, bool]:
-    latex_spans = residue.find("latex", text)
-    spans = [
-        (m.start(), m.end(), _markdown_to_text(m))
-        for m in residue.MARKDOWN.finditer(text)
-        if not _crosses(m.start(), m.end(), latex_spans)
-    ]
-    if not spans:
-        return text, False
-    return _rewrite(text, spans), True
-
-
-# --- Step 4: LaTeX --------------------------------------------------------------------------
+# --- Math spans (and text-mode commands pylatexenc knows) ----------------------------------
 # pylatexenc 2.11's parser knows \texttt's argument but latex2text has no rule for it, so the
 # argument is dropped (``\texttt{DReaMAD}`` → ``""``); the same holds for other text-style
 # macros. Each of these keeps its argument. \LaTeX and \TeX would come back empty too.
@@ -285,15 +209,382 @@ def _latex_to_text(span: str) -> str:
     return f"{lead}{converted}{trail}"
 
 
-def _clean_latex(text: str) -> tuple[str, bool]:
-    spans = residue.find("latex", text)
-    if not spans:
-        return text, False
-    return _rewrite(text, ((s.start, s.end, _latex_to_text(s.text)) for s in spans)), True
+@lru_cache(maxsize=4096)
+def _math_to_text(span: str) -> str:
+    """The one place a math span is converted: ``span`` includes its delimiters.
+
+    Everything outside math is text mode (below); a formula never sees the Markdown, HTML-tag,
+    tie or dash rules, so `$C^*$`, `$x_i$` and `$a<b>c$` reach this function whole.
+    """
+    return _latex_to_text(span)
 
 
-# --- Steps 5 and 6: normalisation and whitespace --------------------------------------------
+# --- Placeholders -----------------------------------------------------------------------------
+# Math, URLs, code and escaped characters are converted once and set aside behind a marker, so
+# that no later text-mode step can touch them (`\\*` stays a star and is never read as
+# emphasis; `a--b` in a URL stays). A marker is two plane-15 private-use characters around a
+# hexadecimal index written with sixteen more of them; a record that already holds one of these
+# code points is not markup-cleaned at all (never seen in practice; its text is kept as is).
+_MARK = "\U000f0000"
+_DIGIT0 = 0xF0010
+_RESERVED = re.compile("[\U000f0000-\U000f001f]")
+_PLACEHOLDER = re.compile("\U000f0000([\U000f0010-\U000f001f]+)\U000f0000")
+
+
+class _Saved:
+    """The strings set aside behind markers, in the order they were set aside."""
+
+    def __init__(self) -> None:
+        self.items: list[str] = []
+
+    def keep(self, replacement: str) -> str:
+        index = format(len(self.items), "x")
+        self.items.append(replacement)
+        return _MARK + "".join(chr(_DIGIT0 + int(d, 16)) for d in index) + _MARK
+
+    def restore(self, text: str) -> str:
+        def back(m: re.Match[str]) -> str:
+            return self.items[int("".join(format(ord(c) - _DIGIT0, "x") for c in m.group(1)), 16)]
+
+        return _PLACEHOLDER.sub(back, text) if self.items else text
+
+
+# --- Whole-record steps: controls, entities ---------------------------------------------------
 _WHITESPACE = re.compile(r"\s+")
+
+
+def _drop_controls(text: str) -> str:
+    """Remove control and invisible format characters (Cc, Cf): U+0008, U+200B, U+FEFF, ….
+
+    Whitespace controls (newline, tab, CR, U+2028, …) were already turned into spaces; what is
+    left has no visible form and would reach the published text unseen, so it goes whatever
+    the severity of ``control-char``.
+    """
+    if text.isprintable():
+        return text
+    return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf"))
+
+
+def _decode_entities(text: str) -> str:
+    """Decode every HTML entity once, inside math too: it is transport escaping, not markup.
+
+    Once, not to a fixed point: ``&amp;lt;`` means the text ``&lt;``.
+    """
+    if "&" not in text:
+        return text
+    return residue.HTML.sub(
+        lambda m: html.unescape(m.group()) if m.group()[0] == "&" else m.group(), text
+    )
+
+
+# --- Text mode: HTML tags -----------------------------------------------------------------------
+# Tags that break the flow of text become a space so that words on either side do not fuse;
+# inline tags (<i>, <b>, <sup>, ...) vanish without a trace.
+_BLOCK_TAG = re.compile(
+    r"</?(?:blockquote|br|caption|d[dlt]|div|h[1-6r]|li|ol|p|pre|t(?:able|body|head|[dhr])|ul)"
+    r"(?![\w-])",
+    re.I,
+)
+
+
+def _tag_to_text(m: re.Match[str]) -> str:
+    token = m.group()
+    if token[0] == "&":
+        return token  # decoded already; a decoded `&lt;x&gt;` is the text <x>, kept
+    if token.startswith("<!--"):
+        return " "
+    return " " if _BLOCK_TAG.match(token) else ""
+
+
+# --- Text mode: escapes, links, URLs --------------------------------------------------------
+# `\\` is a line break; `\*` and `` \` `` are Markdown escapes; the rest are TeX's. Each escaped
+# character is set aside so that it stays literal.
+_ESCAPE = re.compile(r"\\\\|\\([*_#$%&{}]|`(?![{A-Za-z]))")
+_TEX_URL = re.compile(r"\\url\s*\{([^{}]*)\}|\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+
+
+def _links(text: str, saved: _Saved) -> str:
+    """Markdown links, ``\\url`` and ``\\href`` become ``text (url)``; bare URLs are set aside."""
+
+    def link(label: str, url: str) -> str:
+        kept = saved.keep(url)
+        return kept if label.strip() == url else f"{label} ({kept})"
+
+    if "\\" in text:
+        text = _TEX_URL.sub(
+            lambda m: (
+                saved.keep(m.group(1)) if m.group(1) is not None else link(m.group(3), m.group(2))
+            ),
+            text,
+        )
+    if "](" in text:
+        text = residue.MD_LINK.sub(lambda m: link(m.group("link_text"), m.group("link_url")), text)
+    if "://" in text or "www." in text:
+        text = residue.URL.sub(lambda m: saved.keep(m.group()), text)
+    return text
+
+
+# --- Text mode: TeX quotes ------------------------------------------------------------------
+# ``x'' (or ``x" or ``x' as some authors close it) → “x”, `x' → ‘x’; a lone `` or '' → “ or ”. Each
+# body stops at the next backtick, so a run of openers stays linear.
+_TEX_DOUBLE = re.compile(r"``([^`]*?)(?:''|\"|'(?![A-Za-z]))")
+_TEX_SINGLE = re.compile(r"`(?=[^`'\s])([^`']*)'(?![A-Za-z])")
+_TEX_LONE = re.compile(r"``|(?<![\^'])''(?!')")
+
+
+def _tex_quotes(text: str) -> str:
+    if "`" not in text and "''" not in text:
+        return text
+    text = _TEX_DOUBLE.sub(r"“\1”", text)
+    text = _TEX_SINGLE.sub(r"‘\1’", text)
+    return _TEX_LONE.sub(_lone_quote, text)
+
+
+def _lone_quote(m: re.Match[str]) -> str:
+    """`` opens; '' closes after a word and opens before one (''Co-teaching'' in NeurIPS 2018)."""
+    if m.group() == "``":
+        return "“"
+    before = m.string[m.start() - 1 : m.start()]
+    return "”" if before and not before.isspace() else "“"
+
+
+# --- Text mode: Markdown ----------------------------------------------------------------------
+# `***a** b*` and `**a *b* c**` need a second look once the inner pair is gone; three rounds
+# cover the nesting Markdown allows in practice, each linear.
+_EMPHASIS_ROUNDS = 3
+
+
+def _emphasis_body(m: re.Match[str]) -> str:
+    for group in ("star_body", "inword_body", "under_body"):
+        if m.group(group) is not None:
+            return m.group(group)
+    return m.group()  # pragma: no cover - every alternative has a body
+
+
+def _markdown(text: str, saved: _Saved) -> str:
+    if "`" in text:
+        text = residue.MD_CODE.sub(lambda m: saved.keep(m.group("code_body")), text)
+    for _ in range(_EMPHASIS_ROUNDS):
+        if "*" not in text and "_" not in text:
+            break
+        text, n = residue.MD_EMPHASIS.subn(_emphasis_body, text)
+        if not n:
+            break
+    return text
+
+
+# --- Text mode: TeX -----------------------------------------------------------------------------
+# Citations and cross-references go with their keys and the tie or space before them
+# (`memory~\citep{smith2015online}.` → `memory.`); a parenthesis holding nothing but citations
+# goes too. The key is not text, and the reference it stands for is not in the record.
+_CITE = (
+    r"\\(?:[Cc]ite[A-Za-z]*|nocite|ref|eqref|autoref|[Cc]ref|pageref|label)\*?"
+    r"(?:\s*\[[^\[\]]*\])*\s*\{[^{}]*\}"
+)
+# A match starts only where a run of spaces and ties starts, so a long run of `~` is scanned once.
+_CITATION = re.compile(rf"(?<!\s)\s*\(\s*{_CITE}(?:[\s,;]*{_CITE})*\s*\)|(?<![\s~])[\s~]*{_CITE}")
+# Accents: \'e \'{e} {\'e} \"{o} \'\i, and the letter accents \c{c} \c c \v{s} \H{o} \k{a}.
+_ACCENT_MARKS = {
+    "'": "\u0301",
+    "`": "\u0300",
+    "^": "\u0302",
+    '"': "\u0308",
+    "~": "\u0303",
+    "=": "\u0304",
+    ".": "\u0307",
+    "u": "\u0306",
+    "v": "\u030c",
+    "H": "\u030b",
+    "c": "\u0327",
+    "k": "\u0328",
+    "r": "\u030a",
+    "d": "\u0323",
+    "b": "\u0331",
+}
+_BASE = r"(?:\\([ij])(?![A-Za-z])|([A-Za-z]))"
+_ACCENT = re.compile(
+    rf"\\(['`^\"~=.])\s*(?:\{{\s*{_BASE}\s*\}}|{_BASE})"
+    rf"|\\([uvHckrdb])(?:\s*\{{\s*{_BASE}\s*\}}|\s+([A-Za-z])(?![A-Za-z]))"
+)
+
+
+def _accent(m: re.Match[str]) -> str:
+    mark = m.group(1) or m.group(6)
+    base = next(m.group(g) for g in (2, 3, 4, 5, 7, 8, 9) if m.group(g) is not None)
+    return unicodedata.normalize("NFC", base + _ACCENT_MARKS[mark])
+
+
+# Commands by what they do in running text.
+_FONT_SWITCHES = frozenset(
+    "it bf em sc rm tt sf sl up md itshape bfseries scshape upshape slshape mdseries normalfont "
+    "rmfamily sffamily ttfamily tiny scriptsize footnotesize small normalsize large Large LARGE "
+    "huge Huge noindent centering raggedright raggedleft nobreak".split()
+)
+_SPACES = frozenset("par newline linebreak smallskip medskip bigskip hfill quad qquad".split())
+_UNWRAP = frozenset(
+    "textbf textit emph texttt textsc textsf textrm textsl textup textmd textnormal underline "
+    "uline mbox hbox makebox fbox text textsuperscript textsubscript textls ensuremath "
+    "MakeUppercase MakeLowercase".split()
+)
+_DROP_GROUP = frozenset("begin end vspace hspace bibliographystyle".split())
+_WORDS = {
+    "ss": "ß", "o": "ø", "O": "Ø", "ae": "æ", "AE": "Æ", "oe": "œ", "OE": "Œ", "aa": "å",
+    "AA": "Å", "l": "ł", "L": "Ł", "i": "ı", "j": "ȷ", "LaTeX": "LaTeX", "TeX": "TeX",
+    "LaTeXe": "LaTeX2ε", "BibTeX": "BibTeX", "item": " • ", "S": "§", "P": "¶",
+    "textasciitilde": "~", "textbackslash": "\\", "textbar": "|", "textless": "<",
+    "textgreater": ">", "copyright": "©", "textregistered": "®", "texttrademark": "™",
+}  # fmt: skip
+_TEX_SYMBOLS = {" ": " ", ",": " ", ";": " ", ":": " ", ">": " ", "!": "", "@": "", "/": "",
+                "-": "", "[": "[", "]": "]", "(": "(", ")": ")", "|": "|"}  # fmt: skip
+# pylatexenc's macros that stand for a fixed string (\ldots, \dag, \alpha, \textendash, …);
+# not \today (the date of the build) and not the placeholders it writes for what it drops.
+_NOT_SYMBOLS = frozenset({"today"})
+
+
+@lru_cache(maxsize=1024)
+def _symbol(name: str) -> str | None:
+    if name in _WORDS:
+        return _WORDS[name]
+    spec = _L2T_CONTEXT.get_macro_spec(name)
+    repl = getattr(spec, "simplify_repl", None)
+    if name in _NOT_SYMBOLS or not isinstance(repl, str) or not repl or "%" in repl:
+        return None
+    if repl.startswith("<") or _WALKER_CONTEXT.get_macro_spec(name) is None:
+        return None
+    walker_spec = _WALKER_CONTEXT.get_macro_spec(name)
+    if getattr(walker_spec, "arguments_spec_list", None):
+        return None  # it takes arguments: not a plain symbol
+    return repl
+
+
+_TEX_TOKEN = re.compile(r"\\([A-Za-z]+)\*?|\\(.)|([{}])", re.S)
+_LEADING_SPACE = re.compile(r"\s*")
+
+
+def _tex_commands(text: str) -> str:
+    """Commands and braces, in one walk over the tokens: what each stands for in running text.
+
+    Braces are paired first (a stack; an unpaired brace is a literal character). A group that
+    is an argument of a text command (``\\textbf{x}``), holds a command (``{\\it x}``) or is one
+    word (BibTeX's ``{A}n``, ``Schr{ö}dinger``) loses its braces; a group with spaces or commas
+    and no command is prose (``the set {0, 1}``) and keeps them. An unknown command keeps its
+    name (``\\XOS`` → ``XOS``): a user macro usually names something.
+    """
+    tokens = list(_TEX_TOKEN.finditer(text))
+    if not tokens:
+        return text
+    partner: dict[int, int] = {}
+    stack: list[int] = []
+    for i, t in enumerate(tokens):
+        if t.group(3) == "{":
+            stack.append(i)
+        elif t.group(3) == "}" and stack:
+            j = stack.pop()
+            partner[i], partner[j] = j, i
+    action: dict[int, str] = {}  # opening brace index -> "unwrap" | "paren" | "keep"
+    out: list[str] = []
+    pos = 0
+    i = 0
+    while i < len(tokens):
+        t = tokens[i]
+        if t.start() < pos:  # inside a group that was dropped
+            i += 1
+            continue
+        out.append(text[pos : t.start()])
+        pos = t.end()
+        name, symbol, brace = t.groups()
+        # The brace group that follows a command directly (spaces allowed) is its argument.
+        arg = i + 1 if i + 1 < len(tokens) and tokens[i + 1].group(3) == "{" else None
+        if arg is not None and (text[t.end() : tokens[arg].start()].strip() or arg not in partner):
+            arg = None
+        if name is not None:
+            if name in _FONT_SWITCHES:
+                pos = _LEADING_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+            elif name in _SPACES:
+                out.append(" ")
+            elif name in _DROP_GROUP:
+                out.append(" ")
+                if arg is not None:
+                    pos = tokens[partner[arg]].end()
+            elif name == "footnote" and arg is not None:
+                action[arg] = "paren"
+            elif name in _UNWRAP:
+                if arg is not None:
+                    action[arg] = "unwrap"
+            elif (repl := _symbol(name)) is not None:
+                out.append(repl)
+            elif arg is not None:
+                converted = _known_with_argument(name, text[t.start() : tokens[partner[arg]].end()])
+                if converted is not None:
+                    out.append(converted)
+                    pos = tokens[partner[arg]].end()
+                else:
+                    action[arg] = "unwrap"
+            else:
+                out.append(name)
+        elif symbol is not None:
+            out.append(_TEX_SYMBOLS.get(symbol, symbol))
+        elif brace == "{":
+            if i not in partner:
+                out.append("{")
+            else:
+                act = action.get(i) or _bare_group(text, t.end(), tokens, i, partner[i])
+                action[i] = act
+                out.append({"paren": " (", "keep": "{"}.get(act, ""))
+        else:  # "}"
+            act = action.get(partner[i], "keep") if i in partner else "keep"
+            out.append({"paren": ")", "keep": "}"}.get(act, ""))
+        i += 1
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _bare_group(text: str, start: int, tokens: list[re.Match[str]], i: int, j: int) -> str:
+    if j > i + 1:
+        return "unwrap"  # holds a command or a nested group: TeX grouping
+    inner = text[start : tokens[j].start()]
+    return "unwrap" if not inner.strip() or not re.search(r"[\s,;]", inner) else "keep"
+
+
+def _known_with_argument(name: str, source: str) -> str | None:
+    """A macro pylatexenc knows and that takes arguments (\\sqrt{x}, \\mathcal{O} outside math)."""
+    if _MARK in source or _WALKER_CONTEXT.get_macro_spec(name) is None:
+        return None
+    if _L2T_CONTEXT.get_macro_spec(name) is None:
+        return None
+    return _latex_to_text(source)
+
+
+_TIE = re.compile(residue.TIE)
+_DASH = re.compile(residue.DASH)
+
+
+def _tex(text: str) -> str:
+    if "\\" in text:
+        text = _CITATION.sub("", text)
+        text = _ACCENT.sub(_accent, text)
+    if "\\" in text or "{" in text:
+        text = _tex_commands(text)
+    if "~" in text:
+        text = _TIE.sub(" ", text)
+    if "--" in text:
+        text = _DASH.sub(lambda m: "—" if m.group() == "---" else "–", text)
+    return text
+
+
+def _text_mode(text: str, saved: _Saved) -> str:
+    """Clean the text around the math spans (which are behind markers already)."""
+    if "<" in text:
+        text = residue.HTML.sub(_tag_to_text, text)
+    if "\\" in text:
+        text = _ESCAPE.sub(lambda m: " " if m.group(1) is None else saved.keep(m.group(1)), text)
+    text = _links(text, saved)
+    text = _tex_quotes(text)
+    text = _markdown(text, saved)
+    return _tex(text)
+
+
+# --- Normalisation ---------------------------------------------------------------------------
 
 
 def _normalise(text: str) -> str:
@@ -310,47 +601,21 @@ def _normalise(text: str) -> str:
 
 
 # --- The pipeline ---------------------------------------------------------------------------
-_STEPS: tuple[tuple[str, Callable[[str], tuple[str, bool]]], ...] = (
-    ("html", _clean_html),
-    ("markdown", _clean_markdown),
-    ("latex", _clean_latex),
-)
-# Rewrites shorten the text (markup goes, ``&amp;`` becomes ``&``), so two or three passes reach
-# the fixed point (a 4,000-input random fuzz of markup fragments never needed more); the bound
-# only guards against a pathological input looping forever.
-_MAX_PASSES = 10
-_KINDS = tuple(kind for kind, _ in _STEPS)
-
-
-def _one_pass(text: str) -> tuple[str, set[str], bool]:
-    text, mojibake = _repair_mojibake(text)
-    kinds: set[str] = set()
-    for kind, step in _STEPS:
-        text, found = step(text)
-        if found:
-            kinds.add(kind)
-    return _normalise(text), kinds, mojibake
-
-
 def clean_text(text: str) -> CleanResult:
-    """Clean one record: mojibake, HTML, Markdown, LaTeX, NFC, whitespace.
+    """Clean one record: mojibake, controls, HTML, math, text-mode TeX and Markdown, NFC.
 
-    The pass is repeated until the text no longer changes, so the result contains no residue
-    that a rewrite exposed and ``clean_text(result.text)`` returns the same text.
+    ``kinds`` names the residue kinds :mod:`validation.residue` finds in the raw record, the
+    same the ``latex``/``markdown``/``html`` checks report.
     """
-    if not residue.may_be_mojibake(text) and not any(residue.may_have(k, text) for k in _KINDS):
-        return CleanResult(_normalise(text), (), False)  # most records: nothing to rewrite
-    kinds: set[str] = set()
+    kinds = tuple(kind for kind in residue.KINDS if residue.has(kind, text))
     mojibake = False
-    for _ in range(_MAX_PASSES):
-        cleaned, found, fixed = _one_pass(text)
-        kinds |= found
-        mojibake |= fixed
-        if cleaned == text:
-            break
-        text = cleaned
-    return CleanResult(
-        text=text,
-        kinds=tuple(kind for kind in residue.KINDS if kind in kinds),
-        fixed_mojibake=mojibake,
-    )
+    if residue.may_be_mojibake(text):
+        text, mojibake = _repair_mojibake(text)
+    text = _drop_controls(_WHITESPACE.sub(" ", text))
+    if kinds and not _RESERVED.search(text):
+        text = _decode_entities(text)
+        saved = _Saved()
+        if residue.may_have("latex", text):
+            text = residue.MATH.sub(lambda m: saved.keep(_math_to_text(m.group())), text)
+        text = saved.restore(_text_mode(text, saved))
+    return CleanResult(text=_normalise(text), kinds=kinds, fixed_mojibake=mojibake)

@@ -193,9 +193,9 @@ def test_result_fields() -> None:
         result.text = "changed"  # type: ignore[misc]
 
 
-def test_pylatexenc_word_loss_falls_back_to_arguments() -> None:
-    # pylatexenc renders \citealp{...} as nothing; the guard keeps the argument.
-    assert clean_text(r"as in \citealp{Vaswani2017} shown").text == "as in Vaswani2017 shown"
+def test_citation_goes_with_its_key() -> None:
+    # A citation key is not text (issue 8); tests/test_text_mode.py has the real examples.
+    assert clean_text(r"as shown in \citealp{Vaswani2017}.").text == "as shown in."
 
 
 def test_formula_stars_are_not_emphasis() -> None:

@@ -159,7 +159,11 @@ def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
                 names.append(label)
     for line, names in sorted(seen.items()):
         yield finding(
-            "control-char", record.file, line, "invisible character " + ", ".join(names), config
+            "control-char",
+            record.file,
+            line,
+            "invisible character " + ", ".join(names) + "; a build removes it from `abstract`",
+            config,
         )
 
 

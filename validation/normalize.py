@@ -35,7 +35,7 @@ def _strip_markup(text: str) -> str:
     def md_sub(m: re.Match[str]) -> str:
         if m.group("link_text") is not None:
             return f"{m.group('link_text')} {m.group('link_url')}"
-        for body in ("star_body", "under_body", "code_body"):
+        for body in ("star_body", "inword_body", "under_body", "code_body", "escaped"):
             if m.group(body) is not None:
                 return m.group(body)
         return m.group()

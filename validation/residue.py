@@ -7,7 +7,9 @@ patterns find nothing in its output.
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.entities import html5
 
@@ -16,29 +18,86 @@ from html.entities import html5
 # A closing `$` has no space before it, so prices are not math: `costs $5 and $10`
 # (half of Pandoc's rule; the other half, no space after the opening `$`, breaks a seed).
 _LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<![\\\s])\$(?!\$)"
-_LATEX_DELIMITED = r"\\\((?:.+?)\\\)|\\\[(?:.+?)\\\]"
-# A command: \name, its optional [..] and {..} arguments (one level of nesting is enough for
-# abstracts); environments (\begin{x}...\end{x}) are commands too.
-_BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
+# The body of \( \) and \[ \] never holds another opener, so an unclosed `\(` scans only to the
+# next one and a run of them stays linear.
+_LATEX_DELIMITED = r"\\\((?:[^\\]|\\[^()])+?\\\)|\\\[(?:[^\\]|\\[^\[\]])+?\\\]"
+# The math spans alone: what the cleaner hands to the math converter and what the Markdown and
+# HTML checks look past (`$C^*$`, `$\partial<Q>$` are formula syntax, not emphasis or tags).
+MATH = re.compile(rf"(?=[$\\])(?:{_LATEX_MATH}|{_LATEX_DELIMITED})", re.S)
+# A command: \name, its optional [..] and {..} arguments (three levels of nesting are enough
+# for abstracts; the possessive runs keep an unclosed `{` from backtracking); environments
+# (\begin{x}...\end{x}) are commands too.
+_BRACED = r"\{(?:[^{}]++|\{(?:[^{}]++|\{[^{}]*+\})*+\})*+\}"
 _LATEX_COMMAND = rf"\\[A-Za-z]+\*?(?:\[[^\]]*\])?(?:{_BRACED})*"
-# Escapes, spacing commands, `\\` and accents such as \'e and \"o.
-_LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!]|\\['\"^`~=.][A-Za-z]"
-LATEX = re.compile("|".join((_LATEX_MATH, _LATEX_DELIMITED, _LATEX_COMMAND, _LATEX_ESCAPE)), re.S)
+# Escapes, spacing commands (`\ `, `\,`, `\@`), `\\` and accents, bare or braced: \'e, \"{o},
+# \'{\i}.
+_LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!:@/ -]|\\['\"^`~=.](?:\{\\?[A-Za-z]?\}|\\?[A-Za-z])"
+# Text-mode typography that TeX rewrites: ``quotes'' (and ''quotes'', but not the arcseconds
+# of `5^''`) and `single' quotes, ties (`Fig.~3`;
+# `z~2` after a one-letter name before a digit means "about" and is prose), and -- / ---
+# (not a `--flag`, not `<!--`/`-->`, not a rule of four or more dashes).
+TEX_QUOTE = r"``|(?<![\^'])''(?!')|`(?=[^`'\s])[^`']*'(?![A-Za-z])"
+TIE = r"(?<=\S)~(?!(?<=(?<![A-Za-z])[A-Za-z]~)\d)(?=\S)"
+DASH = r"(?<![-!<])(?:---|--(?![A-Za-z])|(?<=\S)--)(?![->])"
+# A one-word brace group in running text is TeX grouping (BibTeX's case braces, `{faster}` left
+# by a stripped `\emph`); `x^{2}`, `a_{ij}` and set braces `{0, 1}` are not this.
+TEX_GROUP = r"(?<![\w^_\\])\{[A-Za-z][a-z]+\}"
+# Every alternative starts with one of a few characters; saying so up front lets the regex
+# engine skip every other position at once (about twice as fast on real abstracts).
+LATEX = re.compile(
+    r"(?=[$\\`'~{-])(?:"
+    + "|".join(
+        (
+            _LATEX_MATH,
+            _LATEX_DELIMITED,
+            _LATEX_COMMAND,
+            _LATEX_ESCAPE,
+            TEX_QUOTE,
+            TIE,
+            DASH,
+            TEX_GROUP,
+        )
+    )
+    + ")",
+    re.S,
+)
 
 # --- Markdown ---------------------------------------------------------------------------------
 # Emphasis only opens after a start, space or punctuation other than a word character, so that
-# `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space.
+# `a*b`, `2*3*4` and `x^*` stay arithmetic; the content must not start or end with a space and
+# holds no marker of its own kind, so that every opener scans at most to the next marker and
+# the pattern stays linear on `" *a" * 24000`. `**` may also open inside a word (`Pr**o**tein`,
+# `Fin**e**-tuning`, and `***O**pen-world …*` inside out) around a run without spaces;
+# `x**2 + y**2` is not that.
 _MD_STAR = (
     r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])"
-    r"(?P<star_body>[^*]+?|.+?)(?<=[^\s*\\])(?P=star)(?!\*)"
+    r"(?P<star_body>[^*]+)(?<=[^\s*\\])(?P=star)(?!\*)"
 )
+_MD_INWORD = r"(?<=[\w*])\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?!\*)"
 _MD_UNDER = (
     r"(?<![\w_\\/])(?P<under>_{1,3})(?=[^\s_])"
-    r"(?P<under_body>.+?)(?<=[^\s_\\])(?P=under)(?![\w_])"
+    r"(?P<under_body>[^_]+)(?<=[^\s_\\])(?P=under)(?![\w_])"
 )
-_MD_CODE = r"(?<!`)(?P<tick>`+)(?P<code_body>[^`]+?)(?P=tick)(?!`)"
-_MD_LINK = r"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>[^()\s]+(?:\([^()\s]*\)[^()\s]*)*)\)"
-MARKDOWN = re.compile("|".join((_MD_LINK, _MD_STAR, _MD_UNDER, _MD_CODE)), re.S)
+# Code spans hold no quote: ``edge of stability'', ``dark" and `x' are TeX quotes, not code.
+_MD_CODE = r"(?<![`\\])(?P<tick>`+)(?P<code_body>[^`'\"]+)(?P=tick)(?!`)"
+# A link's target must look like one (a scheme, www., a path, an anchor or a dotted host), so
+# that `[CI](1-0)` in an astronomy abstract is not a link.
+_MD_LINK_URL = r"(?:[A-Za-z][\w+.-]*:|www\.|[/#.]|[\w-]+\.[\w-]+)[^()\s]*(?:\([^()\s]*\)[^()\s]*)*"
+_MD_LINK = rf"!?\[(?P<link_text>[^\[\]]+)\]\((?P<link_url>{_MD_LINK_URL})\)"
+# Backslash escapes that only Markdown uses (\_ and \# are TeX's too, \[ opens display math,
+# \`{e} is a grave accent).
+_MD_ESCAPE = r"\\(?P<escaped>\*|`(?![{A-Za-z]))"
+MARKDOWN = re.compile(
+    r"(?=[!\[*_`\\])(?:"
+    + "|".join((_MD_LINK, _MD_STAR, _MD_INWORD, _MD_UNDER, _MD_CODE, _MD_ESCAPE))
+    + ")",
+    re.S,
+)
+
+# The parts the cleaner applies one at a time (links first, then code, then emphasis).
+MD_LINK = re.compile(_MD_LINK)
+MD_CODE = re.compile(_MD_CODE)
+MD_EMPHASIS = re.compile("|".join((_MD_STAR, _MD_INWORD, _MD_UNDER)), re.S)
 
 # --- HTML -------------------------------------------------------------------------------------
 # Only real element names count as tags, so that `a<b and c>d` in a formula is left alone.
@@ -54,6 +113,13 @@ _HTML_TAG = (
 _HTML_COMMENT = r"<!--.*?-->"
 _HTML_ENTITY = r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});"
 HTML = re.compile("|".join((_HTML_COMMENT, _HTML_TAG, _HTML_ENTITY)), re.S | re.I)
+
+# A URL is text, not markup: a `~`, `--`, `_x_` or `*` inside one is left alone.
+_URL_CHAR = r"[^\s<>\"'`{}|\\^]"
+_URL_END = r"[^\s<>\"'`{}|\\^.,;:!?*_)\]]"  # a sentence's full stop or `*` is not the URL's
+URL = re.compile(
+    rf"(?=[hfw])(?:(?:https?|ftp)://{_URL_CHAR}*{_URL_END}|www\.[\w-]+\.{_URL_CHAR}*{_URL_END})"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +139,7 @@ def _is_entity(token: str) -> bool:
 # Every residue of a kind contains one of these characters; a text without any of them is
 # clean of that kind, and the (much slower) pattern need not run. Most abstracts hit this path.
 TRIGGERS = {
-    "latex": re.compile(r"[$\\]"),
+    "latex": re.compile(r"[$\\~`{]|--|''"),
     "markdown": re.compile(r"[*_`\[]"),
     "html": re.compile(r"[<&]"),
 }
@@ -93,25 +159,65 @@ def may_be_mojibake(text: str) -> bool:
     return _MOJIBAKE_SUSPECT.search(text) is not None
 
 
-def find(kind: str, text: str) -> list[Residue]:
-    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``."""
+def _without(
+    matches: Iterable[re.Match[str]], spans: list[tuple[int, int]], *, inside_only: bool
+) -> Iterator[re.Match[str]]:
+    """The matches that do not overlap (or, with ``inside_only``, lie within) any of ``spans``.
+
+    ``spans`` come from one ``finditer``, so they are sorted and disjoint; one forward walk.
+    """
+    i = 0
+    for m in matches:
+        start, end = m.span()
+        while i < len(spans) and spans[i][1] <= start:
+            i += 1
+        if i < len(spans):
+            lo, hi = spans[i]
+            if (lo <= start and end <= hi) if inside_only else lo < end:
+                continue
+        yield m
+
+
+def _matches(kind: str, text: str) -> Iterator[re.Match[str]]:
+    """The residue matches of ``kind``, lazily: math and URL spans are only computed if needed."""
     if not may_have(kind, text):
-        return []
-    if kind == "latex":
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in LATEX.finditer(text)]
-    if kind == "markdown":
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in MARKDOWN.finditer(text)]
-    if kind == "html":
-        return [
-            Residue(kind, m.start(), m.end(), m.group())
-            for m in HTML.finditer(text)
-            if not m.group().startswith("&") or _is_entity(m.group())
-        ]
-    raise ValueError(f"unknown residue kind {kind!r}")
+        return
+    pattern = _PATTERNS.get(kind)
+    if pattern is None:
+        raise ValueError(f"unknown residue kind {kind!r}")
+    found: Iterator[re.Match[str]] = pattern.finditer(text)
+    first = next(found, None)
+    if first is None:
+        return
+    found = itertools.chain((first,), found)
+    if kind != "latex" and may_have("latex", text):
+        found = _without(found, [m.span() for m in MATH.finditer(text)], inside_only=False)
+    if kind != "html" and ("://" in text or "www." in text):
+        found = _without(found, [m.span() for m in URL.finditer(text)], inside_only=True)
+    for m in found:
+        if kind != "html" or m.group()[0] != "&" or _is_entity(m.group()):
+            yield m
+
+
+def find(kind: str, text: str) -> list[Residue]:
+    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``.
+
+    Markdown and HTML are never looked for inside a math span (`$C^*$`, `$x_i$ ... $y_i$`,
+    `$\\partial<Q>$`), and LaTeX and Markdown not inside a URL, where `~`, `--`, `_` are text.
+    """
+    return [Residue(kind, m.start(), m.end(), m.group()) for m in _matches(kind, text)]
+
+
+def has(kind: str, text: str) -> bool:
+    """Whether ``find(kind, text)`` would find anything; stops at the first span."""
+    return next(_matches(kind, text), None) is not None
+
+
+_PATTERNS = {"latex": LATEX, "markdown": MARKDOWN, "html": HTML}
 
 
 KINDS = ("latex", "markdown", "html")
 
 
 def has_any(text: str) -> bool:
-    return any(find(kind, text) for kind in KINDS)
+    return any(has(kind, text) for kind in KINDS)
