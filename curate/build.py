@@ -127,13 +127,15 @@ def build(
     jobs: int | None = None,
     cache_dir: str | Path | None = None,
     verbose: bool = False,
+    on_file: Callable[[str, int], None] | None = None,
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
     With ``previous`` (a :class:`~curate.release.Release`, a build folder or ``hub:ORG/NAME``)
     the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
     ``version`` then overrides the bump but may not go backwards. Without it the version is
-    ``version`` or the configured one.
+    ``version`` or the configured one. ``on_file(path, records)`` is called as each file is
+    checked (the CLI's progress bar).
     """
     say = progress or (lambda _msg: None)
     out = Path(out)
@@ -157,7 +159,8 @@ def build(
             jobs=jobs,
             workers=workers,
             cache_dir=cache_dir,
-            progress=(lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None,
+            progress=on_file
+            or ((lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None),
         )
         report, files = run.report, run.files
         records_in = report.records
