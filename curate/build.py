@@ -19,6 +19,7 @@ from curate.card import length_stats, render_card
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
+from curate.report import REPORT_HTML, render_report
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
@@ -276,6 +277,9 @@ def build(
                     previous, stage, parquet, write_release, requested=version, say=say
                 )
             export.write_json(stage / "manifest.json", manifest)
+            # The page for people is not part of the release: written after the manifest, it is
+            # not in its inventory, and publish does not upload it.
+            (stage / REPORT_HTML).write_text(render_report(stage, paths), encoding="utf-8")
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - metadata_started
         say(f"wrote {out}")
         return BuildResult(

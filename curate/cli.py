@@ -119,14 +119,21 @@ class Console:
         if self.tty and found:
             from tqdm import tqdm
 
+            try:  # a terminal that reports no size (a bare pty) gets 80x24, not nothing
+                size = os.get_terminal_size(self.stream.fileno())
+            except (AttributeError, OSError, ValueError):
+                size = os.terminal_size((0, 0))
+            known = size.columns > 0 and size.lines > 0
             self._bar = tqdm(
                 total=sum(sizes.values()),
-                unit="B",
-                unit_scale=True,
                 desc="curate: checking",
+                # the total is bytes (files differ in size), the figures are files and records
+                bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
                 file=self.stream,
                 leave=False,
-                dynamic_ncols=True,
+                dynamic_ncols=known,
+                ncols=None if known else 80,
+                nrows=None if known else 24,
                 mininterval=0.2,
             )
         state = {"files": 0, "records": 0}
@@ -177,6 +184,18 @@ def _why_failed(report: Report, strict: bool) -> str:
     if report.errors:
         return f"{len(report.errors)} errors"
     return f"no errors, but {len(report.warnings)} warnings and --strict fails on warnings"
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from curate.report import ReportError, write_report
+
+    sources = args.sources or ([DEFAULT_SOURCES] if Path(DEFAULT_SOURCES).is_dir() else [])
+    try:
+        path = write_report(args.dir, sources, out=args.output)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"report: {path} (open it in a browser)")
+    return 0
 
 
 def _closing_lines(result: BuildResult) -> None:
@@ -265,6 +284,18 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("codes", help="list every finding code with its severity")
     _add_config(c)
     c.set_defaults(func=cmd_codes)
+
+    r = sub.add_parser("report", help="write a build's HTML report: charts, findings, duplicates")
+    r.add_argument("dir", nargs="?", default="dist", metavar="DIR", help="default: dist/")
+    r.add_argument(
+        "--sources",
+        nargs="+",
+        metavar="PATH",
+        help="the build's drops, for the text of merged duplicates (default: sources/ if there); "
+        "only files whose SHA-256 the manifest lists are read",
+    )
+    r.add_argument("--output", metavar="FILE", help="default: DIR/report.html")
+    r.set_defaults(func=cmd_report)
 
     for p in [parser, *sub.choices.values()]:  # console options (issue 11)
         _add_console_options(p)
