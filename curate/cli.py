@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TextIO
 
 from curate import __version__, release
 from curate.hub import HubError
@@ -89,12 +89,14 @@ class Console:
     keeps stderr for errors; ``verbose`` adds a line per file and the stage timings.
     """
 
-    def __init__(self, quiet: bool = False, verbose: bool = False, stream=None) -> None:  # type: ignore[no-untyped-def]
+    def __init__(
+        self, quiet: bool = False, verbose: bool = False, stream: TextIO | None = None
+    ) -> None:
         self.quiet = quiet
         self.verbose = verbose and not quiet
         self.stream = stream if stream is not None else sys.stderr
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._bar = None  # type: ignore[var-annotated]
+        self._bar: Any = None  # a tqdm bar while files are being checked
 
     def say(self, message: str) -> None:
         if self.quiet:
@@ -180,7 +182,7 @@ def _run_url() -> str | None:
     return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}#artifacts"
 
 
-def _why_failed(report: Report, strict: bool) -> str:
+def _why_failed(report: Report) -> str:
     if report.errors:
         return f"{len(report.errors)} errors"
     return f"no errors, but {len(report.warnings)} warnings and --strict fails on warnings"
@@ -333,7 +335,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         atomic_write_text(args.output, render_json(report))
     if report.failed(strict=args.strict):
-        print(f"curate: failed: {_why_failed(report, args.strict)}", file=sys.stderr)
+        print(f"curate: failed: {_why_failed(report)}", file=sys.stderr)
         return 1
     return 0
 

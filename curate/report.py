@@ -201,7 +201,7 @@ def collect(folder: str | Path, sources: Iterable[str | Path] = ()) -> dict[str,
     for pf in files:
         for batch in pf.iter_batches(batch_size=20_000, columns=columns):
             word_counts += batch.column("word_count").to_pylist()
-            languages.update(lang or "unknown" for lang in batch.column("language").to_pylist())
+            languages.update(lang or "not checked" for lang in batch.column("language").to_pylist())
             raw, clean = batch.column("abstract_raw"), batch.column("abstract")
             differs = pc.not_equal(raw, clean).to_pylist()
             changed += [row + k for k, d in enumerate(differs) if d]

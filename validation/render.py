@@ -224,7 +224,6 @@ def render_sarif(report: Report, tool_version: str = "0") -> str:
             "name": spec.code,
             "shortDescription": {"text": spec.description},
             "defaultConfiguration": {"level": str(spec.severity)},
-            "helpUri": "https://github.com/curate-datasets/curate#finding-codes",
         }
         for spec in REGISTRY.values()
     ]
@@ -258,7 +257,6 @@ def render_sarif(report: Report, tool_version: str = "0") -> str:
                     "driver": {
                         "name": "curate",
                         "version": tool_version,
-                        "informationUri": "https://github.com/curate-datasets/curate",
                         "rules": rules,
                     }
                 },
