@@ -155,6 +155,7 @@ class Console:
                 )
                 bar.update(sizes.get(Path(path).as_posix(), 0))
                 if state["files"] >= len(found):
+                    bar.refresh()  # the final figures, even within mininterval of the last
                     self.close()
 
         return on_file
