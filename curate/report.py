@@ -10,6 +10,7 @@ same build gives the same bytes (fixed SVG ids, no dates, no local paths).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import html
 import io
 import json
@@ -112,7 +113,10 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
 def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> dict[str, Path]:
     """The drops of this build found in ``folders``, by name; only files whose SHA-256 is the
     one the manifest recorded, so a changed drop never lends its text to the page."""
-    from curate.export import sha256_file
+
+    def sha256_file(path: Path) -> str:  # not curate.export's: that imports `datasets`
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
 
     wanted = {s["name"]: s["sha256"] for s in manifest.get("sources", [])}
     found: dict[str, Path] = {}
