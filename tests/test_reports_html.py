@@ -111,3 +111,17 @@ def test_without_the_drops_the_merged_texts_are_marked_missing(built, tmp_path, 
     assert main(["report", str(built), "--output", str(target)]) == 0
     html = target.read_text(encoding="utf-8")
     assert html.count("(text not available)") == 2
+
+
+def test_changelog_section_is_the_newest_one(built, tmp_path):
+    folder = tmp_path / "dist"
+    shutil.copytree(built, folder)
+    (folder / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 1.1.0\n\n- 2 records added\n\n## 1.0.0\n\n- first release\n",
+        encoding="utf-8",
+    )
+    assert main(["report", str(folder)]) == 0
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    section = html.split("<h2>Changes since the previous release</h2>", 1)[1].split("<h2>")[0]
+    assert "## 1.1.0" in section and "2 records added" in section
+    assert "first release" not in section
