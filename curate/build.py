@@ -21,6 +21,7 @@ from curate.card import template_path as card_template_path
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
+from curate.report import REPORT_HTML, render_report
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
@@ -129,13 +130,15 @@ def build(
     jobs: int | None = None,
     cache_dir: str | Path | None = None,
     verbose: bool = False,
+    on_file: Callable[[str, int], None] | None = None,
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
     With ``previous`` (a :class:`~curate.release.Release`, a build folder or ``hub:ORG/NAME``)
     the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
     ``version`` then overrides the bump but may not go backwards. Without it the version is
-    ``version`` or the configured one.
+    ``version`` or the configured one. ``on_file(path, records)`` is called as each file is
+    checked (the CLI's progress bar).
     """
     say = progress or (lambda _msg: None)
     out = Path(out)
@@ -157,7 +160,8 @@ def build(
             jobs=jobs,
             workers=workers,
             cache_dir=cache_dir,
-            progress=(lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None,
+            progress=on_file
+            or ((lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None),
         )
         report, files = run.report, run.files
         records_in = report.records
@@ -292,6 +296,9 @@ def build(
                     previous, stage, parquet, write_release, requested=version, say=say
                 )
             export.write_json(stage / "manifest.json", manifest)
+            # The page for people is not part of the release: written after the manifest, it is
+            # not in its inventory, and publish does not upload it.
+            (stage / REPORT_HTML).write_text(render_report(stage, paths), encoding="utf-8")
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - metadata_started
         say(f"wrote {out}")
         return BuildResult(

@@ -11,11 +11,16 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
 from curate import __version__, release
 from curate.hub import HubError
 from curate.parse import UsageError
 from validation.config import Config, ConfigError, LoadedConfig, load_config_file
+from validation.findings import Report
+
+if TYPE_CHECKING:
+    from curate.build import BuildResult
 
 DEFAULT_SOURCES = "sources"
 DEFAULT_CACHE_DIR = ".curate-cache"
@@ -57,6 +62,169 @@ def _add_config(p: argparse.ArgumentParser) -> None:
     )
 
 
+# --- console: -q/-v, progress on stderr, the closing lines (area of issue 11) ----------------
+def _add_console_options(p: argparse.ArgumentParser) -> None:
+    """-q/-v, accepted before the command (``curate -q build``) and after it alike."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="no progress on stderr: only errors, and the result on stdout",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="also a line per file checked, and the time each stage took",
+    )
+
+
+class Console:
+    """What a person sees on stderr while curate works.
+
+    Messages are plain lines, readable in a CI log. On a terminal (only there: a bar in a log
+    is noise) the file checks show a progress bar with files, records, rate and ETA. ``quiet``
+    keeps stderr for errors; ``verbose`` adds a line per file and the stage timings.
+    """
+
+    def __init__(
+        self, quiet: bool = False, verbose: bool = False, stream: TextIO | None = None
+    ) -> None:
+        self.quiet = quiet
+        self.verbose = verbose and not quiet
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._bar: Any = None  # a tqdm bar while files are being checked
+
+    def say(self, message: str) -> None:
+        if self.quiet:
+            return
+        line = f"curate: {message}"
+        if self._bar is not None:
+            self._bar.write(line, file=self.stream)
+        else:
+            print(line, file=self.stream, flush=True)
+
+    def files(self, paths: Sequence[str]) -> Callable[[str, int], None] | None:
+        """A per-file callback for the checks of ``paths``: bar and/or lines, or None."""
+        from curate.parse import collect_paths
+
+        if self.quiet or not (self.tty or self.verbose):
+            return None
+        try:
+            found = collect_paths(paths)
+        except UsageError:
+            return None  # the run itself reports the missing path
+        sizes = {p.as_posix(): (p.stat().st_size if p.is_file() else 0) for p in found}
+        if self.tty and found:
+            from tqdm import tqdm
+
+            try:  # a terminal that reports no size (a bare pty) gets 80x24, not nothing
+                size = os.get_terminal_size(self.stream.fileno())
+            except (AttributeError, OSError, ValueError):
+                size = os.terminal_size((0, 0))
+            known = size.columns > 0 and size.lines > 0
+            self._bar = tqdm(
+                total=sum(sizes.values()),
+                desc="curate: checking",
+                # the total is bytes (files differ in size), the figures are files and records
+                bar_format="{desc} {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}{postfix}]",
+                file=self.stream,
+                leave=False,
+                dynamic_ncols=known,
+                ncols=None if known else 80,
+                nrows=None if known else 24,
+                mininterval=0.2,
+            )
+        state = {"files": 0, "records": 0}
+
+        def on_file(path: str, records: int) -> None:
+            state["files"] += 1
+            state["records"] += records
+            if self.verbose:
+                self.say(f"checked {path} ({records} records)")
+            bar = self._bar
+            if bar is not None:
+                elapsed = max(bar.format_dict["elapsed"], 1e-9)
+                bar.set_postfix_str(
+                    f"{state['files']}/{len(found)} files, {state['records']:,} records, "
+                    f"{state['records'] / elapsed:,.0f} records/s",
+                    refresh=False,
+                )
+                bar.update(sizes.get(Path(path).as_posix(), 0))
+                if state["files"] >= len(found):
+                    bar.refresh()  # the final figures, even within mininterval of the last
+                    self.close()
+
+        return on_file
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def timings(self, timings: dict[str, float]) -> None:
+        if self.verbose:
+            for stage, seconds in timings.items():
+                self.say(f"  {stage}: {seconds:.2f} s")
+
+
+def console(args: argparse.Namespace) -> Console:
+    return Console(quiet=getattr(args, "quiet", False), verbose=getattr(args, "verbose", False))
+
+
+def _run_url() -> str | None:
+    """The page of this GitHub Actions run, where its artifacts (the reports) are listed."""
+    parts = [os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    if not all(parts):
+        return None
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}#artifacts"
+
+
+def _why_failed(report: Report) -> str:
+    if report.errors:
+        return f"{len(report.errors)} errors"
+    return f"no errors, but {len(report.warnings)} warnings and --strict fails on warnings"
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from curate.report import ReportError, write_report
+
+    sources = args.sources or ([DEFAULT_SOURCES] if Path(DEFAULT_SOURCES).is_dir() else [])
+    try:
+        path = write_report(args.dir, sources, out=args.output)
+    except ReportError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"report: {path} (open it in a browser)")
+    return 0
+
+
+def _closing_lines(result: BuildResult) -> None:
+    """The build's last words: what validation found, and where to look at it."""
+    report = result.report
+    warnings = len(report.warnings)
+    if warnings:
+        by_code = report.summary()["by_code"]
+        codes = ", ".join(
+            f"{info['count']} {code}"  # type: ignore[index]
+            for code, info in by_code.items()  # type: ignore[union-attr]
+            if info["severity"] == "warning"  # type: ignore[index]
+        )
+        where = result.out / "validation-report.json"
+        print(f"{warnings} warnings ({codes}): every one is in {where}")
+    else:
+        print("no warnings")
+    html = result.out / "report.html"
+    if html.is_file():
+        print(f"report: {html} (open it in a browser)")
+
+
+# --- end of console block -----------------------------------------------------------------------
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="curate", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"curate {__version__}")
@@ -64,7 +232,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser("validate", help="check source drops and report every fault")
     v.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: sources/)")
-    v.add_argument("--format", choices=("text", "json", "github"), default="text")
+    v.add_argument(
+        "--format",
+        choices=("text", "json", "github", "sarif"),
+        default="text",
+        help="github: workflow commands, and a Markdown summary into $GITHUB_STEP_SUMMARY when "
+        "it is set; sarif: SARIF 2.1.0 for code scanning",
+    )
     v.add_argument("--strict", action="store_true", help="warnings fail the run too")
     v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
     _add_baseline_options(v)
@@ -123,6 +297,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config(c)
     c.set_defaults(func=cmd_codes)
     _add_project_commands(sub)
+
+    r = sub.add_parser("report", help="write a build's HTML report: charts, findings, duplicates")
+    r.add_argument("dir", nargs="?", default="dist", metavar="DIR", help="default: dist/")
+    r.add_argument(
+        "--sources",
+        nargs="+",
+        metavar="PATH",
+        help="the build's drops, for the text of merged duplicates (default: sources/ if there); "
+        "only files whose SHA-256 the manifest lists are read",
+    )
+    r.add_argument("--output", metavar="FILE", help="default: DIR/report.html")
+    r.set_defaults(func=cmd_report)
+
+    for p in [parser, *sub.choices.values()]:  # console options (issue 11)
+        _add_console_options(p)
     return parser
 
 
@@ -148,15 +337,18 @@ def _in_project(args: argparse.Namespace, name: str) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     from curate.validate import validate_paths
-    from validation.render import RENDERERS, render_json
+    from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
 
     config = _config(args)
-    report = validate_paths(
-        args.paths or [_in_project(args, DEFAULT_SOURCES)],
-        config,
-        jobs=args.jobs,
-        cache_dir=cache_dir(args),
-    ).report
+    out = console(args)
+    paths = args.paths or [_in_project(args, DEFAULT_SOURCES)]
+    try:
+        report = validate_paths(
+            paths, config, jobs=args.jobs, cache_dir=cache_dir(args), progress=out.files(paths)
+        ).report
+    finally:
+        out.close()
+    out.timings(report.timings)
     if args.write_baseline:
         from curate.baseline import write_baseline
 
@@ -167,21 +359,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from curate.baseline import apply_baseline
 
         report = apply_baseline(report, args.baseline)
-    sys.stdout.write(RENDERERS[args.format](report))
+    if args.format == "sarif":
+        sys.stdout.write(render_sarif(report, tool_version=__version__))
+    else:
+        sys.stdout.write(RENDERERS[args.format](report))
+    if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        # The runner creates this file; steps append to it.
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+            summary.write(render_github_summary(report, report_url=_run_url()))
     if args.output:
         from curate.io import atomic_write_text
 
         atomic_write_text(args.output, render_json(report))
-    return 1 if report.failed(strict=args.strict) else 0
-
-
-def _progress() -> Callable[[str], None]:
-    """Plain lines on stderr: readable in a CI log and on a terminal alike."""
-
-    def say(message: str) -> None:
-        print(f"curate: {message}", file=sys.stderr, flush=True)
-
-    return say
+    if report.failed(strict=args.strict):
+        print(f"curate: failed: {_why_failed(report)}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -190,12 +383,13 @@ def cmd_build(args: argparse.Namespace) -> int:
     from validation.render import render_text
 
     config = _config(args)
-    out = args.out or _in_project(args, "dist")
+    out_dir = args.out or _in_project(args, "dist")
     try:
         template = template_path(config, args.template, _loaded(args).root)
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
-    say = _progress()
+    out = console(args)
+    say = out.say
     previous = None
     if args.previous:
         try:
@@ -208,10 +402,11 @@ def cmd_build(args: argparse.Namespace) -> int:
                 )
                 return 1
             say(f"{exc}: building the first release")
+    paths = args.paths or [_in_project(args, DEFAULT_SOURCES)]
     try:
         result = build(
-            args.paths or [_in_project(args, DEFAULT_SOURCES)],
-            out,
+            paths,
+            out_dir,
             config,
             version=args.set_version,
             progress=say,
@@ -219,13 +414,18 @@ def cmd_build(args: argparse.Namespace) -> int:
             previous=previous,
             jobs=args.jobs,
             cache_dir=cache_dir(args),
+            on_file=out.files(paths),
         )
     except BuildRefused as exc:
+        out.close()
         sys.stdout.write(render_text(exc.report))
-        print(f"curate: build refused: {exc}; {out} left as it was", file=sys.stderr)
+        print(f"curate: build refused: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:
         raise UsageError(str(exc)) from None
+    finally:
+        out.close()
+    out.timings(result.timings)
     print(
         f"built {result.out} v{result.version}: {result.records_in} records in, "
         f"{result.exact_merged} exact and {result.near_merged} near duplicates merged, "
@@ -242,11 +442,12 @@ def cmd_build(args: argparse.Namespace) -> int:
         )
     for name in [*sorted(result.manifest["files"]), "manifest.json"]:
         print(f"  {result.out / name}")
+    _closing_lines(result)
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    say = _progress()
+    say = console(args).say
     old = release.load_release(args.old, say=say)
     new = release.load_release(args.new, say=say)
     diff = release.diff_releases(old, new)
@@ -258,7 +459,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_publish(args: argparse.Namespace) -> int:
     from curate.publish import PublishError, publish
 
-    say = _progress()
+    say = console(args).say
     repo_id = args.repo_id or _built_repo_id(args.dir)
     try:
         result = publish(args.dir, repo_id, private=args.private, dry_run=args.dry_run, say=say)

@@ -34,6 +34,7 @@ from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 from curate import hub
 from curate.export import sha256_file
 from curate.release import MANIFEST, SEMVER, ReleaseUsageError, latest_tag, parse_version
+from curate.report import REPORT_HTML
 
 REPORT = "validation-report.json"
 IGNORED_REMOTE = {".gitattributes"}  # created by the Hub with the repository
@@ -113,7 +114,7 @@ def check_folder(folder: str | Path) -> LocalRelease:
         elif sha256_file(path) != listed[rel].get("sha256"):
             problems.append(f"{rel} does not match its sha256 in {MANIFEST}")
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    extra = sorted(present - set(listed) - {MANIFEST})
+    extra = sorted(present - set(listed) - {MANIFEST, REPORT_HTML})  # the page is not uploaded
     problems += [f"{rel} is not listed in {MANIFEST}" for rel in extra]
     if problems:
         raise PublishError(

@@ -144,13 +144,14 @@ def test_output_folder_holds_exactly_the_hub_files(dist):
         "croissant.json",
         PARQUET,
         "manifest.json",
+        "report.html",  # for people; not in the manifest, not uploaded
         "validation-report.json",
     ]
 
 
 def test_manifest_hashes_every_output_and_source_file(dist):
     manifest = json.loads((dist / "manifest.json").read_text())
-    assert set(manifest["files"]) == set(all_files(dist)) - {"manifest.json"}
+    assert set(manifest["files"]) == set(all_files(dist)) - {"manifest.json", "report.html"}
     for name, entry in manifest["files"].items():
         assert entry["sha256"] == sha256_file(dist / name)
     assert [s["name"] for s in manifest["sources"]] == [s.name for s in SEED_FILES]

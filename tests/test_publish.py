@@ -58,10 +58,11 @@ def sleeps(monkeypatch) -> list[float]:
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:
+    """The files of a build that a release holds: all but report.html, which is never uploaded."""
     return {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file()
+        if p.is_file() and p.name != "report.html"
     }
 
 
@@ -83,6 +84,7 @@ def test_publish_round_trip_and_load_by_tag(fake_hub: FakeHub, builds, sleeps, c
         **folder_files(builds["v1"]),
     }
     assert set(folder_files(builds["v1"])) == RELEASE_FILES
+    assert (builds["v1"] / "report.html").is_file() and "report.html" not in head.files
     assert repo.tag_targets() == {"v1.0.0": head.sha}
     assert repo.tags["v1.0.0"].message == "curate release 1.0.0"
     assert not repo.private

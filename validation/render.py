@@ -1,4 +1,4 @@
-"""Rendering a report for its three readers: a person, a program and a CI log.
+"""Rendering a report for its readers: a person, a program, a CI log and code scanning.
 
 Rendering is separate from finding: the same :class:`Report` gives every format.
 """
@@ -6,9 +6,12 @@ Rendering is separate from finding: the same :class:`Report` gives every format.
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from itertools import groupby
+from pathlib import PurePosixPath, PureWindowsPath
 
-from validation.findings import Finding, Report
+from validation.findings import Finding, Report, Severity
 
 
 def _where(f: Finding) -> str:
@@ -52,23 +55,221 @@ def _escape_property(value: str) -> str:
     return _escape_data(value).replace(":", "%3A").replace(",", "%2C")
 
 
-def render_github(report: Report) -> str:
-    """One workflow command per finding, so GitHub annotates the offending line of the drop."""
+# GitHub shows at most this many error annotations, and as many warning annotations, per step;
+# the rest of a step's workflow commands are dropped without a word.
+GITHUB_ANNOTATION_CAP = 10
+
+
+def choose_annotations(findings: list[Finding], cap: int = GITHUB_ANNOTATION_CAP) -> list[Finding]:
+    """The findings worth GitHub's few annotation slots, in report order.
+
+    Each kind (errors, warnings) has its own cap. Within a kind, the first finding of every code
+    comes first, so a rare code is never crowded out by a frequent one, then the remaining
+    findings in report order fill what is left. Errors are written before warnings, so the cap
+    can never hide an error behind warnings.
+    """
+    chosen: set[int] = set()
+    for severity in (Severity.ERROR, Severity.WARNING):
+        kind = [i for i, f in enumerate(findings) if f.severity is severity]
+        seen: set[str] = set()
+        firsts = []
+        for i in kind:
+            if findings[i].code not in seen:
+                seen.add(findings[i].code)
+                firsts.append(i)
+        rest = [i for i in kind if i not in set(firsts)]
+        chosen.update([*firsts, *rest][:cap])
+    errors = [findings[i] for i in sorted(chosen) if findings[i].severity is Severity.ERROR]
+    warnings = [findings[i] for i in sorted(chosen) if findings[i].severity is not Severity.ERROR]
+    return errors + warnings
+
+
+def _message(f: Finding) -> str:
+    return f.message + (f" (related: {f.related})" if f.related else "")
+
+
+def _one_line(value: str) -> str:
+    return value.replace("\r", " ").replace("\n", " ")
+
+
+def render_github(report: Report, cap: int = GITHUB_ANNOTATION_CAP) -> str:
+    """Workflow commands for the findings GitHub will show, then every other finding as a line.
+
+    GitHub keeps only ``cap`` annotations of each kind per step: :func:`choose_annotations`
+    picks them, and the findings left over are still printed, in a collapsed log group, so the
+    log holds all of them.
+    """
+    chosen = choose_annotations(report.findings, cap)
     lines = []
-    for f in report.findings:
-        kind = "error" if str(f.severity) == "error" else "warning"
+    for f in chosen:
+        kind = "error" if f.severity is Severity.ERROR else "warning"
         props = [f"file={_escape_property(f.file)}"]
         if f.line:
             props.append(f"line={f.line}")
         props.append(f"title={_escape_property(f.code)}")
-        message = f.message + (f" (related: {f.related})" if f.related else "")
-        lines.append(f"::{kind} {','.join(props)}::{_escape_data(message)}")
+        lines.append(f"::{kind} {','.join(props)}::{_escape_data(_message(f))}")
+    annotated = {id(f) for f in chosen}
+    rest = [f for f in report.findings if id(f) not in annotated]
+    if rest:
+        lines.append(
+            f"::group::{len(rest)} more findings (not annotated: GitHub shows {cap} "
+            f"errors and {cap} warnings per step)"
+        )
+        lines += [f"{_where(f)}: {f.severity} {f.code} {_one_line(_message(f))}" for f in rest]
+        lines.append("::endgroup::")
     summary = report.summary()
     lines.append(
         f"curate validate: {summary['files']} files, {summary['records']} records, "
         f"{summary['errors']} errors, {summary['warnings']} warnings"
+        + (f"; {len(rest)} not annotated" if rest else "")
     )
     return "\n".join(lines) + "\n"
 
 
-RENDERERS = {"text": render_text, "json": render_json, "github": render_github}
+# Characters that mean something inside a line of GitHub Markdown (`$` starts math there).
+_MD_SPECIAL = re.compile(r"[\\`*_\[\]<>|~$]")
+
+
+def _md(value: str) -> str:
+    """Text shown as written in Markdown: a quoted ``**x**`` stays literal, no HTML, one line."""
+    return _MD_SPECIAL.sub(r"\\\g<0>", value).replace("\r", " ").replace("\n", " ")
+
+
+def render_github_summary(
+    report: Report,
+    *,
+    report_url: str | None = None,
+    per_code: int = 5,
+    cap: int = GITHUB_ANNOTATION_CAP,
+) -> str:
+    """The Markdown for ``$GITHUB_STEP_SUMMARY``: what the annotations cannot show.
+
+    Counts by code and by file, the first ``per_code`` findings of each code with their place,
+    how many findings got no annotation, and where the full report is.
+    """
+    summary = report.summary()
+    errors, warnings = summary["errors"], summary["warnings"]
+    mark = "❌" if errors else ("⚠️" if warnings else "✅")
+    out = [
+        f"## {mark} curate validate",
+        "",
+        f"{summary['files']} files, {summary['records']} records: "
+        f"**{errors} errors**, **{warnings} warnings**.",
+        "",
+    ]
+    not_annotated = len(report.findings) - len(choose_annotations(report.findings, cap))
+    if not_annotated:
+        out += [
+            f"{not_annotated} of {len(report.findings)} findings are not annotated on the diff "
+            f"(GitHub shows at most {cap} errors and {cap} warnings per step; every error code "
+            "and every warning code has at least one annotation when there is room). "
+            "All of them are listed below by code, in the job log and in the report.",
+            "",
+        ]
+    if report_url:
+        out += [f"Full report: [{_md(report_url)}]({report_url}) (artifact of this run).", ""]
+    by_code = summary["by_code"]
+    if by_code:
+        out += ["### Findings by code", "", "| code | severity | count |", "|---|---|---:|"]
+        for code, info in by_code.items():  # type: ignore[union-attr]
+            out.append(f"| `{code}` | {info['severity']} | {info['count']} |")
+        out += ["", "### Findings by file", "", "| file | errors | warnings |", "|---|---:|---:|"]
+        per_file: Counter[tuple[str, bool]] = Counter(
+            (f.file, f.severity is Severity.ERROR) for f in report.findings
+        )
+        for file in sorted({f.file for f in report.findings}):
+            out.append(f"| {_md(file)} | {per_file[(file, True)]} | {per_file[(file, False)]} |")
+        out += ["", f"### First findings of each code (up to {per_code})", ""]
+        for code in by_code:  # type: ignore[union-attr]
+            items = [f for f in report.findings if f.code == code]
+            out.append(f"<details><summary><code>{code}</code>: {len(items)}</summary>")
+            out.append("")
+            for f in items[:per_code]:
+                out.append(f"- {_md(_where(f))}: {_md(_message(f))}")
+            if len(items) > per_code:
+                out.append(f"- … and {len(items) - per_code} more")
+            out += ["", "</details>", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+def _artifact_location(path: str) -> dict[str, str]:
+    """A SARIF artifact location: relative paths stay relative (to the repository root, as
+    code scanning reads them); an absolute path becomes a ``file:`` URI."""
+    if PurePosixPath(path).is_absolute():
+        return {"uri": PurePosixPath(path).as_uri()}
+    if PureWindowsPath(path).is_absolute():
+        return {"uri": PureWindowsPath(path).as_uri()}
+    return {"uri": PureWindowsPath(path).as_posix()}
+
+
+def _location(where: str, line: int) -> dict[str, object]:
+    physical: dict[str, object] = {"artifactLocation": _artifact_location(where)}
+    if line > 0:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
+def render_sarif(report: Report, tool_version: str = "0") -> str:
+    """SARIF 2.1.0 for code scanning: one rule per registered code, one result per finding."""
+    import validation.checks  # noqa: F401  (fills the registry)
+    from validation.registry import REGISTRY
+
+    codes = list(REGISTRY)
+    rules = [
+        {
+            "id": spec.code,
+            "name": spec.code,
+            "shortDescription": {"text": spec.description},
+            "defaultConfiguration": {"level": str(spec.severity)},
+        }
+        for spec in REGISTRY.values()
+    ]
+    results = []
+    for f in report.findings:
+        result: dict[str, object] = {
+            "ruleId": f.code,
+            "level": "error" if f.severity is Severity.ERROR else "warning",
+            "message": {"text": _message(f)},
+            "locations": [_location(f.file, f.line)],
+        }
+        if f.code in REGISTRY:
+            result["ruleIndex"] = codes.index(f.code)
+        if f.related:
+            path, _, line = f.related.rpartition(":")
+            related = (
+                _location(path, int(line)) if path and line.isdigit() else _location(f.related, 0)
+            )
+            result["relatedLocations"] = [
+                {"id": 1, **related, "message": {"text": "earlier occurrence"}}
+            ]
+        if f.score is not None:
+            result["properties"] = {"similarity": round(f.score, 4)}
+        results.append(result)
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "curate",
+                        "version": tool_version,
+                        "rules": rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
+    }
+    return json.dumps(log, ensure_ascii=False, indent=2) + "\n"
+
+
+RENDERERS = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+    "sarif": render_sarif,
+}

@@ -1,0 +1,345 @@
+"""``curate report``: one self-contained HTML page that shows a build to the person releasing it.
+
+The page is read offline and as an artifact: no script, no font and no image is fetched (a
+Content-Security-Policy forbids it); the charts are matplotlib figures inlined as SVG. It is
+written into every build as ``report.html`` but is not part of the release: the manifest does not
+list it and ``curate publish`` does not upload it. Like every output, it is deterministic: the
+same build gives the same bytes (fixed SVG ids, no dates, no local paths).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import html
+import io
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from jinja2 import Environment
+from markupsafe import Markup
+
+REPORT_HTML = "report.html"
+GENERATOR = '<meta name="generator" content="curate report">'
+# How many rows the page shows at most, so a million-record build still gives a page a browser
+# opens: every count is exact, only the examples are sampled.
+CLEANED_SAMPLE = 20
+CLUSTER_LIMIT = 200
+FINDINGS_PER_CODE = 10
+# One colour per chart (colour-blind safe, from the seaborn "deep" palette): the browser test
+# looks for each one in a screenshot to know that chart was drawn.
+COLOURS = {"lengths": "#4c72b0", "languages": "#55a868", "warning": "#dd8452", "error": "#c44e52"}
+
+
+class ReportError(Exception):
+    """The folder is not a build this page can describe (no manifest, no table)."""
+
+
+@dataclass
+class Member:
+    where: str  # file:line
+    match: str  # original, exact or near
+    similarity: float | None
+    text: str | None  # the record as found, when its drop was at hand
+
+
+def _svg(fig: Any) -> Markup:
+    """The figure as inline SVG: text kept as text, fixed ids, no date, no XML prologue."""
+    import matplotlib
+
+    buf = io.StringIO()
+    with matplotlib.rc_context({"svg.hashsalt": "curate", "svg.fonttype": "none"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
+    svg = buf.getvalue()
+    svg = svg[svg.index("<svg") :]
+    return Markup(svg.replace("<svg ", '<svg role="img" ', 1))
+
+
+def _figure(width: float = 5.2, height: float = 2.6) -> Any:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    ax = fig.add_subplot()
+    ax.spines[["top", "right"]].set_visible(False)
+    return fig, ax
+
+
+def _length_chart(word_counts: list[int]) -> Markup:
+    fig, ax = _figure()
+    if word_counts:
+        bins = min(40, max(5, len(set(word_counts))))
+        ax.hist(word_counts, bins=bins, color=COLOURS["lengths"])
+    ax.set_xlabel("words per abstract")
+    ax.set_ylabel("abstracts")
+    return _svg(fig)
+
+
+def _bar_chart(labels: list[str], values: list[int], colours: list[str], xlabel: str) -> Markup:
+    fig, ax = _figure(height=max(1.4, 0.32 * len(labels) + 0.8))
+    ys = list(range(len(labels)))[::-1]
+    ax.barh(ys, values, color=colours)
+    ax.set_yticks(ys, labels)
+    ax.set_xlabel(xlabel)
+    for y, v in zip(ys, values, strict=True):
+        ax.annotate(f"{v:,}", (v, y), xytext=(3, 0), textcoords="offset points", va="center")
+    ax.margins(x=0.12)
+    return _svg(fig)
+
+
+def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
+    """Raw and clean text with what the cleaner removed and added marked, word by word."""
+    a, b = re.findall(r"\S+|\s+", raw), re.findall(r"\S+|\s+", clean)
+    left, right = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        old, new = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
+        if op == "equal":
+            left.append(old)
+            right.append(new)
+        else:
+            if old:
+                left.append(f"<del>{old}</del>")
+            if new:
+                right.append(f"<ins>{new}</ins>")
+    return Markup("".join(left)), Markup("".join(right))
+
+
+def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> dict[str, Path]:
+    """The drops of this build found in ``folders``, by name; only files whose SHA-256 is the
+    one the manifest recorded, so a changed drop never lends its text to the page."""
+
+    def sha256_file(path: Path) -> str:  # not curate.export's: that imports `datasets`
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+
+    wanted = {s["name"]: s["sha256"] for s in manifest.get("sources", [])}
+    found: dict[str, Path] = {}
+    for folder in folders:
+        folder = Path(folder)
+        candidates = [folder] if folder.is_file() else sorted(folder.glob("*.txt"))
+        for path in candidates:
+            if path.name in wanted and path.name not in found:
+                try:
+                    if sha256_file(path) == wanted[path.name]:
+                        found[path.name] = path
+                except OSError:
+                    continue
+    return found
+
+
+def _record_texts(paths: dict[str, Path], wanted: set[tuple[str, int]]) -> dict[str, str]:
+    from curate.parse import parse_file
+    from validation.config import Config
+
+    out: dict[str, str] = {}
+    by_file: dict[str, set[int]] = {}
+    for name, line in wanted:
+        by_file.setdefault(name, set()).add(line)
+    for name, lines in sorted(by_file.items()):
+        if name not in paths:
+            continue
+        for record in parse_file(paths[name], Config()).records:
+            if record.line in lines:
+                out[f"{name}:{record.line}"] = record.text
+    return out
+
+
+def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str, Any]]:
+    """The rows at ``indexes`` (global row numbers), read batch by batch."""
+    out: dict[int, dict[str, Any]] = {}
+    row = 0
+    for pf in files:
+        for batch in pf.iter_batches(batch_size=20_000, columns=["id", "abstract", "abstract_raw"]):
+            local = sorted(i - row for i in indexes if row <= i < row + batch.num_rows)
+            if local:
+                for k, item in zip(local, batch.take(local).to_pylist(), strict=True):
+                    out[row + k] = item
+            row += batch.num_rows
+    return out
+
+
+def collect(folder: str | Path, sources: Iterable[str | Path] = ()) -> dict[str, Any]:
+    """Everything the page shows, read from the build folder (and the drops, for the text of
+    merged duplicates, which the table does not keep)."""
+    folder = Path(folder)
+    manifest_path = folder / "manifest.json"
+    if not manifest_path.is_file():
+        raise ReportError(f"{folder} has no manifest.json: it is not a `curate build` folder")
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        parquet = sorted(folder.glob("data/*.parquet"))
+        if not parquet:
+            raise ReportError(f"{folder}/data holds no Parquet file")
+        files = [pq.ParquetFile(p) for p in parquet]
+    except (ValueError, OSError) as exc:
+        raise ReportError(f"{folder}: cannot read the build ({exc})") from None
+    report_path = folder / "validation-report.json"
+    findings: list[dict[str, Any]] = []
+    summary: dict[str, Any] = {}
+    if report_path.is_file():
+        data = json.loads(report_path.read_text(encoding="utf-8"))
+        findings, summary = data.get("findings", []), data.get("summary", {})
+    changelog_path = folder / "CHANGELOG.md"
+    changelog = None
+    if changelog_path.is_file():
+        # the newest section: what changed since the previous release
+        text = changelog_path.read_text(encoding="utf-8")
+        sections = re.split(r"(?m)^(?=## )", text)
+        newest = next((s for s in sections if s.startswith("## ")), text)
+        changelog = newest.strip()
+
+    # One pass in batches keeps memory flat: only counts, indexes and clusters are kept; the
+    # texts of the few rows shown are read in a second pass.
+    word_counts: list[int] = []
+    languages: Counter[str] = Counter()
+    clusters_all: list[tuple[int, list[dict[str, Any]]]] = []
+    changed: list[int] = []
+    columns = ["abstract", "abstract_raw", "language", "word_count", "sources"]
+    row = 0
+    for pf in files:
+        for batch in pf.iter_batches(batch_size=20_000, columns=columns):
+            word_counts += batch.column("word_count").to_pylist()
+            languages.update(lang or "not checked" for lang in batch.column("language").to_pylist())
+            raw, clean = batch.column("abstract_raw"), batch.column("abstract")
+            differs = pc.not_equal(raw, clean).to_pylist()
+            changed += [row + k for k, d in enumerate(differs) if d]
+            n_sources = pc.list_value_length(batch.column("sources")).to_pylist()
+            multi = [k for k, n in enumerate(n_sources) if n > 1]
+            if multi:
+                occ = batch.column("sources").take(multi).to_pylist()
+                clusters_all += [(row + k, o) for k, o in zip(multi, occ, strict=True)]
+            row += batch.num_rows
+    num_rows = row
+    clusters_all.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[1][0]["line"]))
+    clusters_shown = clusters_all[:CLUSTER_LIMIT]
+    step = max(1, len(changed) // CLEANED_SAMPLE)
+    sampled = changed[::step][:CLEANED_SAMPLE]
+    rows = _rows(files, {i for i, _ in clusters_shown} | set(sampled))
+
+    wanted = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
+    texts = _record_texts(_source_texts(manifest, sources), wanted) if wanted else {}
+    clusters = []
+    for i, occurrences in clusters_shown:
+        members = []
+        for k, s in enumerate(occurrences):
+            where = f"{s['file']}:{s['line']}"
+            text = rows[i]["abstract_raw"] if k == 0 else texts.get(where)
+            members.append(Member(where, s["match"], s["similarity"], text))
+        clusters.append({"id": rows[i]["id"], "members": members})
+
+    sample = []
+    for i in sampled:
+        raw, clean = _diff(rows[i]["abstract_raw"], rows[i]["abstract"])
+        sample.append({"id": rows[i]["id"], "raw": raw, "clean": clean})
+
+    by_code: dict[str, dict[str, Any]] = summary.get("by_code", {})
+    by_file: dict[str, Counter[str]] = {}
+    first: dict[str, list[dict[str, Any]]] = {code: [] for code in by_code}
+    for f in findings:
+        by_file.setdefault(f["file"], Counter())[f["severity"]] += 1
+        if len(first.setdefault(f["code"], [])) < FINDINGS_PER_CODE:
+            first[f["code"]].append(f)
+
+    code_labels = list(by_code)
+    charts = {
+        "lengths": _length_chart(word_counts),
+        "languages": _bar_chart(
+            [k for k, _ in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))],
+            [v for _, v in sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))],
+            [COLOURS["languages"]] * len(languages),
+            "abstracts",
+        ),
+        "findings": (
+            _bar_chart(
+                code_labels,
+                [int(by_code[c]["count"]) for c in code_labels],
+                [COLOURS[by_code[c]["severity"]] for c in code_labels],
+                "findings",
+            )
+            if code_labels
+            else None
+        ),
+    }
+    lengths = sorted(word_counts)
+
+    def pct(p: float) -> int:
+        return lengths[min(len(lengths) - 1, int(p * len(lengths)))] if lengths else 0
+
+    merged = manifest.get("duplicates_merged", {})
+    return {
+        "name": manifest.get("name", folder.name),
+        "version": manifest.get("version"),
+        "fingerprint": manifest.get("fingerprint", ""),
+        "figures": [
+            ("records in", manifest.get("records_in", 0)),
+            ("records out", num_rows),
+            ("exact duplicates merged", merged.get("exact", 0)),
+            ("near-duplicates merged", merged.get("near", 0)),
+            ("source files", len(manifest.get("sources", []))),
+            ("errors", summary.get("errors", 0)),
+            ("warnings", summary.get("warnings", 0)),
+            ("rows changed by cleaning", len(changed)),
+        ],
+        "length_stats": [
+            ("min", pct(0)),
+            ("median", pct(0.5)),
+            ("p95", pct(0.95)),
+            ("max", lengths[-1] if lengths else 0),
+        ],
+        "languages": sorted(languages.items(), key=lambda kv: (-kv[1], kv[0])),
+        "by_code": by_code,
+        "by_file": sorted(by_file.items()),
+        "first": first,
+        "findings_total": len(findings),
+        "clusters": clusters,
+        "clusters_total": len(clusters_all),
+        "texts_found": bool(texts) or not wanted,
+        "sample": sample,
+        "changed_total": len(changed),
+        "changelog": changelog,
+        "charts": charts,
+        "sources": manifest.get("sources", []),
+    }
+
+
+# The page's template, beside this module (packaged with it).
+TEMPLATE = Path(__file__).with_name("report.html.j2")
+
+
+def render_report(folder: str | Path, sources: Iterable[str | Path] = ()) -> str:
+    """The page for the build in ``folder``; ``sources`` are where to find the drops."""
+    env = Environment(autoescape=True, keep_trailing_newline=True)
+    return env.from_string(TEMPLATE.read_text(encoding="utf-8")).render(**collect(folder, sources))
+
+
+def _is_ours(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(600)
+    except OSError:
+        return False
+    return path.is_file() and GENERATOR.encode() in head
+
+
+def write_report(
+    folder: str | Path, sources: Iterable[str | Path] = (), out: str | Path | None = None
+) -> Path:
+    """Write the page (atomically) to ``out``, by default ``folder/report.html``.
+
+    An existing file is replaced only if it is such a page: a report never overwrites a file
+    that curate did not write.
+    """
+    from curate.io import atomic_write_text
+
+    target = Path(out) if out is not None else Path(folder) / REPORT_HTML
+    if target.exists() and not _is_ours(target):
+        raise ReportError(f"{target} exists and is not a curate report: not overwriting it")
+    atomic_write_text(target, render_report(folder, sources))
+    target.chmod(0o644)  # a page to share, not a private temporary file
+    return target

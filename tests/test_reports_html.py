@@ -1,0 +1,127 @@
+"""`curate report`: the page renders in a real headless Chromium, every chart draws, nothing is
+fetched and nothing is logged to the console; and it says what the build did.
+
+The 20,000-record case runs as ``bench/bench_report.py`` (a build of that size takes longer than
+a test should); this test uses the bundled sources. Screenshots are kept in the test's tmp dir.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from browser import colour_pixels, open_page
+from conftest import SOURCES
+
+from curate.cli import main
+
+# The chart colours, written here and not imported: a chart "draws" when the screenshot holds a
+# solid area of its colour (bars and histogram columns are filled with exactly that colour).
+CHART_COLOURS = {"lengths": "#4c72b0", "languages": "#55a868", "findings": "#dd8452"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("report")
+    shutil.copytree(SOURCES, root / "sources")
+    out = root / "dist"
+    assert main(["build", str(root / "sources"), "--out", str(out), "--no-cache"]) == 0
+    return out
+
+
+def test_page_renders_with_every_chart_and_no_console_message(built, tmp_path):
+    page = open_page(built / "report.html", tmp_path / "report.png")
+    assert page.console == []
+    pixels = colour_pixels(page.screenshot, CHART_COLOURS)
+    for chart, count in pixels.items():
+        assert count > 500, (chart, pixels)
+    assert page.dom.count("<svg") == 3
+    assert "ICML 2025 Abstracts" in page.dom
+
+
+def test_a_console_message_is_caught(tmp_path):
+    """The check above is live: a page that fetches from the network is reported."""
+    bad = tmp_path / "bad.html"
+    bad.write_text(
+        (Path(__file__).parent.parent / "curate" / "report.html.j2")
+        .read_text(encoding="utf-8")
+        .split("</head>")[0]
+        + '</head><body><img src="https://example.com/x.png"></body></html>',
+        encoding="utf-8",
+    )
+    page = open_page(bad, tmp_path / "bad.png", height=300, dump_dom=False)
+    assert any("example.com" in m for m in page.console)
+
+
+def test_page_is_self_contained(built):
+    html = (built / "report.html").read_text(encoding="utf-8")
+    assert "<script" not in html and "<link" not in html and "<img" not in html
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html)
+    assert "default-src 'none'" in html
+
+
+def test_page_shows_duplicates_side_by_side_and_what_cleaning_changed(built):
+    html = (built / "report.html").read_text(encoding="utf-8")
+    # seeds: 001 line 5 repeats 000 line 25, 001 line 37 repeats 000 line 27 (read by hand)
+    pairs = [("000_06b61cfca4c53418.txt:25", "001_4aa885bbda26af6d.txt:5"),
+             ("000_06b61cfca4c53418.txt:27", "001_4aa885bbda26af6d.txt:37")]  # fmt: skip
+    for kept, merged in pairs:
+        pair = re.search(
+            rf'<div class="pair">\s*<div><div class="where">{re.escape(kept)} · original</div>'
+            rf'.*?<div class="where">{re.escape(merged)} · exact</div>(.*?)</div>',
+            html,
+            re.S,
+        )
+        assert pair and "(text not available)" not in pair[1]
+    # 000 line 29 holds \emph{out-of-distribution}: raw shows it struck out, clean the words
+    assert "<del>\\emph{out-of-distribution}" in html
+    assert "<ins>out-of-distribution" in html
+    table = pq.read_table(built / "data" / "train-00000-of-00001.parquet")
+    changed = sum(r["abstract"] != r["abstract_raw"] for r in table.to_pylist())
+    assert f"{changed} rows differ from their raw text" in html
+
+
+def test_report_is_in_the_build_but_not_in_the_release(built):
+    # (two builds giving the same report.html bytes: tests/test_build.py compares every file)
+    manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
+    assert (built / "report.html").is_file()
+    assert "report.html" not in manifest["files"]
+
+
+def test_report_command_rewrites_its_page_but_never_a_foreign_file(built, tmp_path, capsys):
+    target = tmp_path / "page.html"
+    assert main(["report", str(built), "--output", str(target)]) == 0
+    assert capsys.readouterr().out == f"report: {target} (open it in a browser)\n"
+    assert main(["report", str(built), "--output", str(target)]) == 0  # its own page: replaced
+    foreign = tmp_path / "notes.html"
+    foreign.write_text("<p>mine</p>", encoding="utf-8")
+    assert main(["report", str(built), "--output", str(foreign)]) == 2
+    assert foreign.read_text(encoding="utf-8") == "<p>mine</p>"
+    assert "is not a curate report" in capsys.readouterr().err
+    assert main(["report", str(tmp_path / "nothing")]) == 2
+
+
+def test_without_the_drops_the_merged_texts_are_marked_missing(built, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # no sources/ here
+    target = tmp_path / "page.html"
+    assert main(["report", str(built), "--output", str(target)]) == 0
+    html = target.read_text(encoding="utf-8")
+    assert html.count("(text not available)") == 2
+
+
+def test_changelog_section_is_the_newest_one(built, tmp_path):
+    folder = tmp_path / "dist"
+    shutil.copytree(built, folder)
+    (folder / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 1.1.0\n\n- 2 records added\n\n## 1.0.0\n\n- first release\n",
+        encoding="utf-8",
+    )
+    assert main(["report", str(folder)]) == 0
+    html = (folder / "report.html").read_text(encoding="utf-8")
+    section = html.split("<h2>Changes since the previous release</h2>", 1)[1].split("<h2>")[0]
+    assert "## 1.1.0" in section and "2 records added" in section
+    assert "first release" not in section
