@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from curate import __version__, release
-from curate.hub import HubError
+from curate.hub import HubError, HubSettingsError
 from curate.parse import UsageError
 from validation.config import Config, ConfigError, load_config
 
@@ -263,7 +263,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
         return code
-    except (UsageError, ConfigError, release.ReleaseUsageError) as exc:
+    except (UsageError, ConfigError, release.ReleaseUsageError, HubSettingsError) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 2
     except (release.ReleaseError, HubError) as exc:

@@ -25,8 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import posixpath
-import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +34,14 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, ge
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
 from curate import hub
-from curate.release import MANIFEST, SEMVER, ReleaseUsageError, latest_tag, parse_version
+from curate.release import (
+    MANIFEST,
+    SEMVER,
+    ReleaseUsageError,
+    latest_tag,
+    manifest_key_problem,
+    parse_version,
+)
 
 REPORT = "validation-report.json"
 CROISSANT = "croissant.json"
@@ -89,26 +94,6 @@ def git_blob_oid(data: bytes) -> str:
 
 
 # --- the local folder -----------------------------------------------------------------------------
-def _key_problem(rel: object) -> str | None:
-    """Why a manifest key may not name a file of the folder, or None if it may.
-
-    A key is joined to the folder, so anything but a plain relative path inside it would let a
-    manifest publish a file from elsewhere (``/etc/passwd``, ``../secrets``).
-    """
-    if not isinstance(rel, str) or not rel:
-        return f"{rel!r} is not a file name"
-    if rel.startswith("/") or "\\" in rel or re.match(r"^[A-Za-z]:", rel):
-        return f"{rel!r} is an absolute path"
-    if "\0" in rel or any(ord(c) < 32 for c in rel):
-        return f"{rel!r} holds control characters"
-    parts = rel.split("/")
-    if ".." in parts:
-        return f"{rel!r} leaves the folder"
-    if posixpath.normpath(rel) != rel or "" in parts or "." in parts:
-        return f"{rel!r} is not a normalised relative path"
-    return None
-
-
 def _read_inside(folder: Path, rel: str) -> bytes:
     """The bytes of ``folder/rel``, read once, refusing symlinks anywhere on the way.
 
@@ -236,7 +221,7 @@ def check_folder(folder: str | Path) -> LocalRelease:
         raise PublishError(f"{manifest_path}: version {version!r} is not X.Y.Z")
 
     listed: dict[str, Any] = manifest["files"]
-    bad_keys = [p for p in (_key_problem(rel) for rel in listed) if p]
+    bad_keys = [p for p in (manifest_key_problem(rel) for rel in listed) if p]
     if MANIFEST in listed:
         bad_keys.append(f"{MANIFEST} lists itself")
     bad_keys += [
@@ -423,6 +408,20 @@ def publish(
         )
     say(f"{local.folder}: v{local.version}, {len(local.files)} files checked against {MANIFEST}")
 
+    with hub.connection(f"publishing to {repo_id}"):
+        return _publish(local, repo_id, private, dry_run, token, say, sleep)
+
+
+def _publish(
+    local: LocalRelease,
+    repo_id: str,
+    private: bool,
+    dry_run: bool,
+    token: str | None,
+    say: hub.Say,
+    sleep: hub.Sleep | None,
+) -> PublishResult:
+    """The Hub side of :func:`publish`, run inside :func:`curate.hub.connection`."""
     token = token or get_token()
     if not token and not dry_run:
         raise hub.HubAuthError(f"not logged in to the Hugging Face Hub; {hub.LOGIN_HINT}")
