@@ -1,13 +1,15 @@
 """Near-duplicate search on hostile input: many templated variants of one abstract, one huge record.
 
-    uv run python bench/bench_hostile_neardup.py [--variants 4000] [--record-mb 10] [--jobs 1]
+    uv run python bench/bench_hostile_neardup.py [--variants 4000] [--record-mb 10]
+                                                 [--tiny 100000] [--jobs 1]
 
 Writes the drops into ``bench/out/hostile-neardup/`` and runs ``curate validate --no-cache`` on
 each in a child process, printing its wall time, peak RSS (the largest process: the CLI or one of
 its workers) and how many near-duplicate findings it reported. Targets (issue 9): 4,000
 templated near-duplicates in under 30 s and 1 GB; a 10 MB record in under 1 GB. Before the
 bounded search, 2,000 variants took 57 s and 2.4 GB and 4,000 did not finish in 4 minutes; a
-10 MB record took 3.9 GB. Run by hand; it prints its figures and asserts nothing.
+10 MB record took 3.9 GB, and 100,000 tiny records 4.3 GB. Run by hand; it prints its figures
+and asserts nothing.
 """
 
 from __future__ import annotations
@@ -61,6 +63,11 @@ def huge_record(megabytes: float) -> str:
     return " ".join(out)
 
 
+def tiny(n: int) -> list[str]:
+    """``n`` tiny records that differ by one number: many share LSH buckets."""
+    return [f"Abstract not available for paper {i} of the session." for i in range(n)]
+
+
 def write_drop(folder: Path, records: list[str]) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "drop.txt"
@@ -106,6 +113,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--variants", type=int, default=4000)
     ap.add_argument("--record-mb", type=float, default=10.0)
+    ap.add_argument("--tiny", type=int, default=100_000)
     ap.add_argument("--jobs", type=int, default=1)
     args = ap.parse_args()
 
@@ -113,12 +121,14 @@ def main() -> None:
     variants = templated(args.variants)
     write_drop(out / "templated", variants)
     write_drop(out / "huge", [huge_record(args.record_mb)])
+    write_drop(out / "tiny", tiny(args.tiny))
     size = sum(len(v.encode()) + 2 for v in variants)
 
     rows = []
     for name, label in (
         ("huge", f"1 record of {args.record_mb:g} MB"),
         ("templated", f"{args.variants:,} templated variants ({size / 1e6:.1f} MB)"),
+        ("tiny", f"{args.tiny:,} tiny records"),
     ):
         r = run(out / name, args.jobs)
         peak = mib(r["peak"])

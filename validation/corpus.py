@@ -125,9 +125,11 @@ class Corpus:
         the cluster of its most similar earlier record (the earliest on a tie), which is the
         pair reported and the merge the build makes.
 
-        A bucket of n records thus costs O(n) comparisons, not the n²/2 pairs of enumerating it;
-        in buckets of up to :data:`BUCKET_RECENT` records every earlier member is compared, as
-        before. Exact duplicates take no part (they are the ``duplicate`` check's).
+        A bucket of n records thus costs O(n) comparisons, not the n²/2 pairs of enumerating it.
+        In buckets of up to :data:`BUCKET_RECENT` records every earlier member is a candidate, so
+        a record with at most :data:`EXACT_PER_RECORD` plausible candidates is paired exactly as
+        by comparing every pair. Exact duplicates take no part (they are the ``duplicate``
+        check's).
         """
         active = self.first_occurrences() & self.sigs.any(axis=1)
         records, buckets = bucket_members(self.sigs, active)
