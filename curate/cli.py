@@ -1,6 +1,8 @@
 """The ``curate`` command line. It is thin: it reads options and config, calls the library, prints.
 
-Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``), 2 usage errors.
+Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``), 2 usage errors,
+3 anything unexpected (an environment failure or a bug: one line, the traceback with ``--debug``),
+130 interrupted, 141 output cut off by a closed pipe (``curate codes | head``).
 Bad input never produces a traceback: it is a finding or a one-line message.
 """
 
@@ -14,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from curate import __version__, release
-from curate.hub import HubError
+from curate.hub import HubError, HubSettingsError
 from curate.parse import UsageError
 from validation.config import Config, ConfigError, LoadedConfig, load_config_file
 from validation.findings import Report
@@ -312,6 +314,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     for p in [parser, *sub.choices.values()]:  # console options (issue 11)
         _add_console_options(p)
+
+    # --debug: a global flag, accepted before or after the command.
+    debug_help = "on an unexpected error, show the Python traceback instead of one line"
+    parser.add_argument("--debug", action="store_true", help=debug_help)
+    for command in sub.choices.values():
+        command.add_argument(
+            "--debug", action="store_true", default=argparse.SUPPRESS, help=debug_help
+        )
     return parser
 
 
@@ -339,6 +349,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from curate.validate import validate_paths
     from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
 
+    if args.output and os.path.isdir(args.output):
+        raise UsageError(f"--output {args.output} is a folder; give the report's file name")
     config = _config(args)
     out = console(args)
     paths = args.paths or [_in_project(args, DEFAULT_SOURCES)]
@@ -570,12 +582,20 @@ def _built_repo_id(folder: str) -> str:
     return repo_id
 
 
+EXIT_INTERNAL = 3
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command its reader closed
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; whatever happens, at most one line on stderr unless ``--debug``."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
-    except (UsageError, ConfigError, release.ReleaseUsageError) as exc:
+        code = int(args.func(args))
+        sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
+        return code
+    except (UsageError, ConfigError, release.ReleaseUsageError, HubSettingsError) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 2
     except (release.ReleaseError, HubError) as exc:
@@ -583,7 +603,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     except KeyboardInterrupt:
         print("curate: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`| head`): nothing left to say to it, and Python must not
+        # complain when it flushes stdout at exit.
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(
+            f"curate: error: {_one_line(exc)} (re-run with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f": {exc.filename}" if exc.filename is not None else ""
+        return f"{exc.strerror}{where}"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

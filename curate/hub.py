@@ -1,17 +1,29 @@
-"""Talking to the Hugging Face Hub safely: bounded retries, plain errors, no token in any message.
+"""Talking to the Hugging Face Hub safely: bounded time, bounded retries, plain errors, no token
+in any message.
 
-``huggingface_hub`` retries uploads and downloads itself, but not the calls that change a
-repository (``create_repo``, ``create_commit``, ``create_tag``) nor the small reads around them
-(``repo_info``, ``list_repo_refs``, ``list_repo_tree``). :func:`call` wraps those: transient
-answers (408, 429, 5xx, dropped connections) are retried with a growing wait; everything else is
-raised at once. The wait is a parameter, so tests do not sleep.
+Every Hub operation of curate (``publish``, ``diff hub:…``, ``build --previous hub:…``) runs
+inside :func:`connection`, which gives ``huggingface_hub`` an HTTP client of ours:
+
+- every request has a timeout (``CURATE_HUB_TIMEOUT``, default 30 s: connecting, and each wait
+  for data), and the whole operation a deadline (``CURATE_HUB_DEADLINE``, default 120 s, retries
+  and their waits included): a Hub that accepts a connection and never answers costs at most
+  that, then one line;
+- transient failures (408, 429, 5xx, refused or dropped connections, timeouts) are raised to
+  :func:`call`, which retries them with a growing wait within the deadline, rather than also
+  being retried by ``huggingface_hub`` on its own clock (which multiplied the waits);
+- ``HF_HUB_OFFLINE=1`` is refused up front with one line.
+
+Everything else is raised at once. The wait is a parameter, so tests do not sleep.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from huggingface_hub.errors import HfHubHTTPError
@@ -36,6 +48,8 @@ WAITS: tuple[float, ...] = (1, 2, 4, 8, 8)  # the same schedule huggingface_hub 
 MAX_RETRY_AFTER = 60.0
 LOGIN_HINT = "set HF_TOKEN to a token with write access, or run `hf auth login`"
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+TIMEOUT_ENV, DEFAULT_TIMEOUT = "CURATE_HUB_TIMEOUT", 30.0
+DEADLINE_ENV, DEFAULT_DEADLINE = "CURATE_HUB_DEADLINE", 120.0
 
 
 class HubError(Exception):
@@ -46,12 +60,140 @@ class HubAuthError(HubError):
     """The Hub refused the credentials (401) or the permission (403)."""
 
 
+class HubSettingsError(HubError):
+    """``CURATE_HUB_TIMEOUT`` or ``CURATE_HUB_DEADLINE`` is not a positive number: usage."""
+
+
+class OutOfTime(HubError):
+    """The operation's deadline passed before a request could be made."""
+
+
+class Transient(Exception):
+    """A transport failure or a retryable answer, raised by curate's HTTP transport so that
+    :func:`call` retries it within the deadline (``huggingface_hub`` does not retry it again)."""
+
+    def __init__(self, message: str, response: Any = None) -> None:
+        super().__init__(message)
+        self.response = response
+
+
+def _seconds(name: str, default: float) -> float:
+    text = os.environ.get(name, "").strip()
+    if not text:
+        return default
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0 or value != value or value == float("inf"):
+        raise HubSettingsError(f"{name}={text!r}: expected a positive number of seconds")
+    return value
+
+
+def _offline() -> bool:
+    from huggingface_hub import constants
+
+    env = os.environ.get("HF_HUB_OFFLINE", "").strip().upper()
+    return env in {"1", "ON", "YES", "TRUE"} or bool(getattr(constants, "HF_HUB_OFFLINE", False))
+
+
+class _Limits:
+    timeout = DEFAULT_TIMEOUT
+    deadline: float | None = None  # time.monotonic() value; None outside connection()
+    budget = DEFAULT_DEADLINE
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+
+_limits = _Limits()
+
+
+def _client_factory() -> Any:
+    """huggingface_hub's own client, with curate's transport."""
+    try:
+        from huggingface_hub.utils._http import hf_request_event_hook
+
+        hooks: dict[str, list[Any]] = {"request": [hf_request_event_hook]}
+    except ImportError:  # pragma: no cover - depends on the huggingface_hub release
+        hooks = {}
+
+    class BoundedTransport(httpx2.HTTPTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            limit = _limits.timeout
+            left = _limits.remaining()
+            if left is not None:
+                if left <= 0:
+                    raise OutOfTime(
+                        f"no answer from the Hub within {_limits.budget:g} s ({DEADLINE_ENV})"
+                    )
+                limit = min(limit, left)
+            given = request.extensions.get("timeout") or {}
+            request.extensions["timeout"] = {
+                k: limit if given.get(k) is None else min(given[k], limit)
+                for k in ("connect", "read", "write", "pool")
+            }
+            try:
+                response = super().handle_request(request)
+            except httpx2.TransportError as exc:
+                raise Transient(f"{type(exc).__name__}: {exc}") from exc
+            if response.status_code in RETRYABLE_STATUS:
+                response.read()
+                response.close()
+                raise Transient(f"HTTP {response.status_code}", response=response)
+            return response
+
+    return httpx2.Client(
+        event_hooks=hooks,
+        follow_redirects=True,
+        timeout=_limits.timeout,
+        transport=BoundedTransport(),
+    )
+
+
+@contextmanager
+def connection(what: str) -> Iterator[None]:
+    """Hub calls inside this block have a timeout each and, together, one deadline.
+
+    Raises :class:`HubError` at once if ``HF_HUB_OFFLINE`` is set: ``what`` needs the Hub.
+    """
+    from huggingface_hub.utils import set_client_factory
+
+    timeout = _seconds(TIMEOUT_ENV, DEFAULT_TIMEOUT)
+    budget = _seconds(DEADLINE_ENV, DEFAULT_DEADLINE)
+    if _offline():
+        raise HubError(f"HF_HUB_OFFLINE is set, and {what} needs the Hub: unset it to go online")
+    from huggingface_hub.utils import _http
+
+    previous = (_limits.timeout, _limits.deadline, _limits.budget)
+    factory = getattr(_http, "_GLOBAL_CLIENT_FACTORY", None)
+    _limits.timeout, _limits.budget = timeout, budget
+    _limits.deadline = time.monotonic() + budget
+    set_client_factory(_client_factory)
+    try:
+        yield
+    finally:
+        _limits.timeout, _limits.deadline, _limits.budget = previous
+        if factory is not None and previous[1] is None:
+            set_client_factory(factory)
+
+
 def status_of(exc: BaseException) -> int | None:
     response = getattr(exc, "response", None)
     return getattr(response, "status_code", None) if response is not None else None
 
 
+def _unwrap(exc: BaseException) -> BaseException:
+    """huggingface_hub wraps a failed upload in RuntimeError; the cause is what failed."""
+    if type(exc) is RuntimeError and exc.__cause__ is not None:
+        return exc.__cause__
+    return exc
+
+
 def is_transient(exc: BaseException) -> bool:
+    exc = _unwrap(exc)
+    if isinstance(exc, Transient):
+        return True
     if isinstance(exc, HfHubHTTPError):
         return status_of(exc) in RETRYABLE_STATUS
     return isinstance(exc, _TRANSPORT_ERRORS)
@@ -75,6 +217,12 @@ def redact(text: str, token: str | None) -> str:
 
 def describe(exc: BaseException, what: str, token: str | None = None) -> str:
     """One line saying what failed and why, for people."""
+    if isinstance(exc, Transient) and exc.response is None and exc.__cause__ is not None:
+        exc = exc.__cause__
+    if isinstance(exc, json.JSONDecodeError):
+        return redact(
+            f"{what} failed: the server's answer is not JSON (is HF_ENDPOINT a Hub?)", token
+        )
     status = status_of(exc)
     if status is not None:
         detail = (getattr(exc, "server_message", None) or "").strip().splitlines()
@@ -119,13 +267,22 @@ def call(
     while True:
         try:
             return fn()
-        except Exception as exc:
-            if not is_transient(exc) or attempt >= len(waits):
+        except json.JSONDecodeError as exc:
+            raise HubError(describe(exc, what)) from None
+        except Exception as raised:
+            if not is_transient(raised):
                 raise
-            wait = _retry_after(exc) or waits[attempt]
+            exc = _unwrap(raised)
+            wait = _retry_after(exc) or (waits[attempt] if attempt < len(waits) else 0.0)
+            left = _limits.remaining()
+            if attempt >= len(waits) or (left is not None and left <= wait):
+                tail = f" (gave up after {attempt} retries)" if attempt else ""
+                if left is not None and left <= wait and attempt < len(waits):
+                    tail = f" (gave up: the {_limits.budget:g} s deadline, {DEADLINE_ENV})"
+                raise HubError(describe(exc, what) + tail) from None
             attempt += 1
             status = status_of(exc)
-            reason = f"HTTP {status}" if status else type(exc).__name__
+            reason = f"HTTP {status}" if status else type(exc.__cause__ or exc).__name__
             if say:
                 say(f"{what}: {reason}; retry {attempt}/{len(waits)} in {wait:g}s")
             pause(wait)

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,11 +34,18 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, ge
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
 from curate import hub
-from curate.export import sha256_file
-from curate.release import MANIFEST, SEMVER, ReleaseUsageError, latest_tag, parse_version
+from curate.release import (
+    MANIFEST,
+    SEMVER,
+    ReleaseUsageError,
+    latest_tag,
+    manifest_key_problem,
+    parse_version,
+)
 from curate.report import REPORT_HTML
 
 REPORT = "validation-report.json"
+CROISSANT = "croissant.json"
 IGNORED_REMOTE = {".gitattributes"}  # created by the Hub with the repository
 
 
@@ -50,6 +59,7 @@ class LocalFile:
     sha256: str
     size: int
     git_oid: str  # what the Hub reports as the blob id of a file stored in git (not LFS)
+    data: bytes = field(default=b"", repr=False)  # the checked bytes: exactly what is uploaded
 
 
 @dataclass
@@ -85,18 +95,126 @@ def git_blob_oid(data: bytes) -> str:
 
 
 # --- the local folder -----------------------------------------------------------------------------
+def _read_inside(folder: Path, rel: str) -> bytes:
+    """The bytes of ``folder/rel``, read once, refusing symlinks anywhere on the way.
+
+    Every parent is checked with ``lstat`` and the file is opened with ``O_NOFOLLOW`` and checked
+    with ``fstat`` on the open descriptor, so what is checked is what was read.
+    """
+    here = folder
+    for part in rel.split("/")[:-1]:
+        here = here / part
+        st = os.lstat(here)
+        if stat.S_ISLNK(st.st_mode):
+            raise PublishError(f"{rel}: {part}/ is a symlink; publish uploads only its own files")
+        if not stat.S_ISDIR(st.st_mode):
+            raise PublishError(f"{rel}: {part} is not a folder")
+    path = folder / rel
+    if stat.S_ISLNK(os.lstat(path).st_mode):
+        raise PublishError(f"{rel} is a symlink; publish uploads only its own files")
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise PublishError(f"{rel} is not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read()
+    finally:
+        os.close(fd)
+
+
+def _present(folder: Path) -> tuple[set[str], list[str]]:
+    """Every regular file under ``folder`` (relative, POSIX), and every symlink met on the way.
+
+    Symlinked folders are not descended into: they are reported, never followed.
+    """
+    files: set[str] = set()
+    links: list[str] = []
+    for root, dirs, names in os.walk(folder):
+        base = Path(root)
+        for name in [*dirs, *names]:
+            if (base / name).is_symlink():
+                links.append((base / name).relative_to(folder).as_posix())
+        dirs[:] = sorted(d for d in dirs if not (base / d).is_symlink())
+        files.update(
+            (base / n).relative_to(folder).as_posix() for n in names if not (base / n).is_symlink()
+        )
+    return files, sorted(links)
+
+
+def _check_parquet(files: dict[str, LocalFile], manifest: dict[str, Any]) -> list[str]:
+    """The Parquet files must read back and hold the manifest's rows and fingerprint.
+
+    A sha256 in the manifest proves only that the manifest was written after the file; a file
+    flipped and re-hashed would pass it and be published unreadable.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from curate.export import row_digest
+
+    parquet = sorted(rel for rel in files if rel.endswith(".parquet"))
+    if not parquet:
+        return ["no Parquet file is listed"]
+    rows = 0
+    digest = hashlib.sha256()
+    for rel in parquet:
+        try:
+            reader = pq.ParquetFile(pa.BufferReader(files[rel].data))
+            for batch in reader.iter_batches(batch_size=10_000):
+                rows += batch.num_rows
+                for row in batch.to_pylist():
+                    digest.update(row_digest(row).encode())
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return [f"{rel} does not read back as Parquet ({first})"]
+    problems = []
+    if manifest.get("rows") != rows:
+        problems.append(f"the Parquet holds {rows} rows, {MANIFEST} says {manifest.get('rows')!r}")
+    if manifest.get("fingerprint") != digest.hexdigest():
+        problems.append(f"the Parquet's content does not match the fingerprint in {MANIFEST}")
+    return problems
+
+
+def _check_croissant(files: dict[str, LocalFile]) -> list[str]:
+    """Every file ``croissant.json`` describes must be in the folder with the sha256 it gives."""
+    entry = files.get(CROISSANT)
+    if entry is None:
+        return [f"{CROISSANT} is not listed in {MANIFEST}"]
+    try:
+        meta = json.loads(entry.data.decode("utf-8"))
+        objects = [d for d in meta.get("distribution", []) if d.get("contentUrl")]
+    except (ValueError, UnicodeDecodeError, AttributeError, TypeError):
+        return [f"{CROISSANT} is not a Croissant JSON object"]
+    problems = []
+    for obj in objects:
+        rel, sha = obj.get("contentUrl"), obj.get("sha256")
+        mine = files.get(rel) if isinstance(rel, str) else None
+        if mine is None:
+            problems.append(f"{CROISSANT} describes {rel!r}, which is not in the release")
+        elif sha != mine.sha256:
+            problems.append(f"{CROISSANT} gives another sha256 for {rel}")
+    return problems
+
+
 def check_folder(folder: str | Path) -> LocalRelease:
-    """The folder as a release, or :class:`PublishError` saying why it may not be published."""
+    """The folder as a release, or :class:`PublishError` saying why it may not be published.
+
+    Every file is read once, here, and the bytes checked are the bytes :func:`publish` uploads:
+    a file changed on disk after this check is not what reaches the Hub.
+    """
     folder = Path(folder)
     if not folder.is_dir():
         raise ReleaseUsageError(f"{folder}: no such folder")
     manifest_path = folder / MANIFEST
-    if not manifest_path.is_file():
+    if not manifest_path.is_file() and not manifest_path.is_symlink():
         raise PublishError(f"{folder} has no {MANIFEST}: it is not a `curate build` folder")
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        manifest_bytes = _read_inside(folder, MANIFEST)
+        manifest = json.loads(manifest_bytes.decode("utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         raise PublishError(f"{manifest_path}: not valid JSON ({exc})") from None
+    except OSError as exc:
+        raise PublishError(f"{manifest_path}: cannot be read ({exc.strerror})") from None
     if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
         raise PublishError(f"{manifest_path}: no file inventory")
     version = manifest.get("version")
@@ -104,40 +222,71 @@ def check_folder(folder: str | Path) -> LocalRelease:
         raise PublishError(f"{manifest_path}: version {version!r} is not X.Y.Z")
 
     listed: dict[str, Any] = manifest["files"]
+    bad_keys = [p for p in (manifest_key_problem(rel) for rel in listed) if p]
+    if MANIFEST in listed:
+        bad_keys.append(f"{MANIFEST} lists itself")
+    bad_keys += [
+        f"{rel}: its entry has no sha256"
+        for rel, entry in listed.items()
+        if isinstance(rel, str)
+        and not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str))
+    ]
+    if bad_keys:
+        raise PublishError(
+            f"{manifest_path} names files publish will not upload: " + "; ".join(bad_keys[:5])
+        )
     if REPORT not in listed:
         raise PublishError(f"{folder} has no {REPORT}: refusing to publish an unchecked build")
+
     problems = []
+    files: dict[str, LocalFile] = {}
     for rel in sorted(listed):
-        path = folder / rel
-        if not path.is_file():
+        try:
+            data = _read_inside(folder, rel)
+        except FileNotFoundError:
             problems.append(f"{rel} is missing")
-        elif sha256_file(path) != listed[rel].get("sha256"):
+            continue
+        except PublishError as exc:
+            problems.append(str(exc))
+            continue
+        except OSError as exc:
+            problems.append(f"{rel} cannot be read ({exc.strerror})")
+            continue
+        sha = hashlib.sha256(data).hexdigest()
+        if sha != listed[rel]["sha256"]:
             problems.append(f"{rel} does not match its sha256 in {MANIFEST}")
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+        files[rel] = LocalFile(rel, sha, len(data), git_blob_oid(data), data)
+    present, links = _present(folder)
+    problems += [f"{rel} is a symlink; publish uploads only its own files" for rel in links]
     extra = sorted(present - set(listed) - {MANIFEST, REPORT_HTML})  # the page is not uploaded
     problems += [f"{rel} is not listed in {MANIFEST}" for rel in extra]
     if problems:
         raise PublishError(
-            f"{folder} is not the folder its manifest describes: " + "; ".join(problems)
+            f"{folder} is not the folder its manifest describes: "
+            + "; ".join(dict.fromkeys(problems))
         )
 
     try:
-        report = json.loads((folder / REPORT).read_text(encoding="utf-8"))
+        report = json.loads(files[REPORT].data.decode("utf-8"))
         summary = report["summary"]
         errors = int(summary["errors"])
-    except (ValueError, KeyError, TypeError) as exc:
+        flagged = [f for f in report.get("findings", []) if f.get("severity") == "error"]
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PublishError(f"{folder / REPORT}: cannot read its summary ({exc})") from None
-    flagged = [f for f in report.get("findings", []) if f.get("severity") == "error"]
     errors = max(errors, len(flagged))
     if errors:
         raise PublishError(
             f"{folder / REPORT} holds {errors} validation error(s): fix the sources and rebuild"
         )
 
-    files = {}
-    for rel in [*sorted(listed), MANIFEST]:
-        data = (folder / rel).read_bytes()
-        files[rel] = LocalFile(rel, hashlib.sha256(data).hexdigest(), len(data), git_blob_oid(data))
+    problems = _check_parquet(files, manifest) + _check_croissant(files)
+    if problems:
+        raise PublishError(f"{folder} is not a sound release: " + "; ".join(problems))
+
+    sha = hashlib.sha256(manifest_bytes).hexdigest()
+    files[MANIFEST] = LocalFile(
+        MANIFEST, sha, len(manifest_bytes), git_blob_oid(manifest_bytes), manifest_bytes
+    )
     return LocalRelease(folder, manifest, files)
 
 
@@ -260,6 +409,20 @@ def publish(
         )
     say(f"{local.folder}: v{local.version}, {len(local.files)} files checked against {MANIFEST}")
 
+    with hub.connection(f"publishing to {repo_id}"):
+        return _publish(local, repo_id, private, dry_run, token, say, sleep)
+
+
+def _publish(
+    local: LocalRelease,
+    repo_id: str,
+    private: bool,
+    dry_run: bool,
+    token: str | None,
+    say: hub.Say,
+    sleep: hub.Sleep | None,
+) -> PublishResult:
+    """The Hub side of :func:`publish`, run inside :func:`curate.hub.connection`."""
     token = token or get_token()
     if not token and not dry_run:
         raise hub.HubAuthError(f"not logged in to the Hugging Face Hub; {hub.LOGIN_HINT}")
@@ -358,8 +521,8 @@ def _commit(
     session: _Session, local: LocalRelease, head: str, stale: list[str], message: str
 ) -> str:
     operations: list[Any] = [
-        CommitOperationAdd(path_in_repo=rel, path_or_fileobj=str(local.folder / rel))
-        for rel in local.files
+        CommitOperationAdd(path_in_repo=rel, path_or_fileobj=f.data)
+        for rel, f in local.files.items()
     ]
     operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
     description = (

@@ -17,6 +17,7 @@ The schema is compared from the Parquet files. The version bump follows from the
 from __future__ import annotations
 
 import json
+import posixpath
 import re
 import tempfile
 from dataclasses import dataclass, field
@@ -208,6 +209,9 @@ def read_folder(folder: Path, label: str | None = None) -> Release:
         if not isinstance(manifest, dict):
             raise ReleaseError(f"{label}: {MANIFEST} is not a JSON object")
         listed = manifest.get("files") or {}
+        problem = inventory_problem(listed)
+        if problem:
+            raise ReleaseError(f"{label}: {MANIFEST} {problem}")
         parquet_names = sorted(name for name in listed if name.endswith(".parquet"))
         for name in [*parquet_names, *([CHANGELOG] if CHANGELOG in listed else [])]:
             path = folder / name
@@ -222,6 +226,40 @@ def read_folder(folder: Path, label: str | None = None) -> Release:
         paths = sorted(folder.glob("data/**/*.parquet")) or sorted(folder.glob("*.parquet"))
     rows, schema = read_parquet_files(paths, label)
     return Release(label, rows, schema, manifest, changelog)
+
+
+def manifest_key_problem(rel: object) -> str | None:
+    """Why a manifest key may not name a file of its folder, or None if it may.
+
+    A key is joined to the folder, so anything but a plain relative path inside it would let a
+    manifest read or publish a file from elsewhere (``/etc/passwd``, ``../secrets``).
+    """
+    if not isinstance(rel, str) or not rel:
+        return f"{rel!r} is not a file name"
+    if rel.startswith("/") or "\\" in rel or re.match(r"^[A-Za-z]:", rel):
+        return f"{rel!r} is an absolute path"
+    if any(ord(c) < 32 for c in rel):
+        return f"{rel!r} holds control characters"
+    parts = rel.split("/")
+    if ".." in parts:
+        return f"{rel!r} leaves the folder"
+    if posixpath.normpath(rel) != rel or "" in parts or "." in parts:
+        return f"{rel!r} is not a normalised relative path"
+    return None
+
+
+def inventory_problem(listed: object) -> str | None:
+    """What is wrong with a manifest's ``files`` (one line), or None: it must map normalised
+    relative paths to objects holding a ``sha256`` string."""
+    if not isinstance(listed, dict):
+        return "has no file inventory (`files` is not an object)"
+    for rel, entry in listed.items():
+        problem = manifest_key_problem(rel)
+        if problem:
+            return f"names a file outside its folder: {problem}"
+        if not (isinstance(entry, dict) and isinstance(entry.get("sha256"), str)):
+            return f"lists {rel} without a sha256"
+    return None
 
 
 def parse_hub_ref(ref: str) -> tuple[str, str | None]:
@@ -251,7 +289,7 @@ def read_hub(
     Without ``revision``: the newest ``vX.Y.Z`` tag. :class:`NoPreviousRelease` if the repository
     does not exist or holds no such tag.
     """
-    from huggingface_hub import HfApi, snapshot_download
+    from huggingface_hub import HfApi
     from huggingface_hub.errors import (
         HfHubHTTPError,
         RepositoryNotFoundError,
@@ -261,32 +299,8 @@ def read_hub(
     api = HfApi(token=token)
     what = f"reading hub:{repo_id}"
     try:
-        if revision is None:
-            refs = hub.call(
-                lambda: api.list_repo_refs(repo_id, repo_type="dataset"),
-                what,
-                sleep=sleep,
-                say=say,
-            )
-            revision = latest_tag([t.name for t in refs.tags])
-            if revision is None:
-                raise NoPreviousRelease(f"hub:{repo_id} has no release tag vX.Y.Z yet")
-        with tempfile.TemporaryDirectory(prefix="curate-previous-") as tmp:
-            local = Path(tmp) / "release"
-            hub.call(
-                lambda: snapshot_download(
-                    repo_id,
-                    repo_type="dataset",
-                    revision=revision,
-                    local_dir=local,
-                    allow_patterns=[MANIFEST, CHANGELOG, "*.parquet"],
-                    token=token,
-                ),
-                what,
-                sleep=sleep,
-                say=say,
-            )
-            return read_folder(local, label=f"hub:{repo_id}@{revision}")
+        with hub.connection(what):
+            return _download(api, repo_id, revision, token, what, sleep, say)
     except RepositoryNotFoundError as exc:
         if token and hub.status_of(exc) == 401:
             raise hub.auth_error(exc, what, repo_id) or hub.HubError(str(exc)) from None
@@ -299,6 +313,51 @@ def read_hub(
         raise (
             hub.auth_error(exc, what, repo_id) or hub.HubError(hub.describe(exc, what, token))
         ) from None
+    except hub.HubError:
+        raise
+    except Exception as exc:
+        if hub.is_transient(exc):  # raised inside huggingface_hub's worker threads
+            raise hub.HubError(hub.describe(hub._unwrap(exc), what, token)) from None
+        raise
+
+
+def _download(
+    api: Any,
+    repo_id: str,
+    revision: str | None,
+    token: str | None,
+    what: str,
+    sleep: hub.Sleep | None,
+    say: hub.Say | None,
+) -> Release:
+    from huggingface_hub import snapshot_download
+
+    if revision is None:
+        refs = hub.call(
+            lambda: api.list_repo_refs(repo_id, repo_type="dataset"),
+            what,
+            sleep=sleep,
+            say=say,
+        )
+        revision = latest_tag([t.name for t in refs.tags])
+        if revision is None:
+            raise NoPreviousRelease(f"hub:{repo_id} has no release tag vX.Y.Z yet")
+    with tempfile.TemporaryDirectory(prefix="curate-previous-") as tmp:
+        local = Path(tmp) / "release"
+        hub.call(
+            lambda: snapshot_download(
+                repo_id,
+                repo_type="dataset",
+                revision=revision,
+                local_dir=local,
+                allow_patterns=[MANIFEST, CHANGELOG, "*.parquet"],
+                token=token,
+            ),
+            what,
+            sleep=sleep,
+            say=say,
+        )
+        return read_folder(local, label=f"hub:{repo_id}@{revision}")
 
 
 def load_release(

@@ -1372,3 +1372,95 @@ def fake_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHu
             logger.warning("FakeHub got unknown requests: %s", hub.unknown_requests)
         if hub.blocked_hosts:
             logger.warning("Blocked network access to: %s", sorted(set(hub.blocked_hosts)))
+
+
+# --- servers that are not a Hub at all ------------------------------------------------------------
+class BrokenHub:
+    """A stand-in at ``url`` that fails the way a network does, for timeout and deadline tests.
+
+    ``mode``: ``"refused"`` (nothing listens on the port), ``"silent"`` (connections are
+    accepted and never answered), ``"html"`` (every request gets ``200`` and an HTML page, like
+    a captive portal or a proxy's login page). Listens on 127.0.0.1 only; :meth:`stop` (or
+    leaving the ``with`` block) closes every socket, and a silent server closes its connections
+    by itself after ``lifetime`` seconds in any case.
+    """
+
+    def __init__(self, mode: str, lifetime: float = 60.0) -> None:
+        if mode not in {"refused", "silent", "html"}:
+            raise ValueError(mode)
+        self.mode, self.lifetime = mode, lifetime
+        self.accepted = 0
+        self._sock: socket.socket | None = None
+        self._conns: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> BrokenHub:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.bind(("127.0.0.1", 0))
+        self.port = sock.getsockname()[1]
+        if self.mode == "refused":
+            sock.close()  # the port was free a moment ago and nothing listens on it now
+            return self
+        sock.listen(16)
+        sock.settimeout(0.1)
+        self._sock = sock
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+        return self
+
+    def _serve(self) -> None:
+        ends = _monotonic() + self.lifetime
+        assert self._sock is not None
+        while not self._stop.is_set() and _monotonic() < ends:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                continue
+            self.accepted += 1
+            if self.mode == "silent":
+                self._conns.append(conn)  # hold it open, say nothing
+                continue
+            with contextlib.suppress(OSError):
+                conn.settimeout(2)
+                conn.recv(65536)
+                body = b"<html><body>Please log in to the network</body></html>"
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n"
+                    + b"Content-Length: %d\r\n\r\n" % len(body)
+                    + body
+                )
+            conn.close()
+        self._close_all()
+
+    def _close_all(self) -> None:
+        for conn in self._conns:
+            with contextlib.suppress(OSError):
+                conn.close()
+        self._conns.clear()
+        if self._sock is not None:
+            with contextlib.suppress(OSError):
+                self._sock.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._close_all()
+
+    def __enter__(self) -> BrokenHub:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _monotonic() -> float:
+    import time
+
+    return time.monotonic()

@@ -8,6 +8,7 @@ candidates, so the corpus of a million abstracts never has to be held in memory 
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -19,10 +20,18 @@ from validation.records import Header
 from validation.sketch import (
     ESTIMATE_MARGIN,
     NUM_PERM,
-    candidate_pairs,
+    bucket_members,
     jaccard_hashes,
     shingle_hashes,
 )
+
+# What one LSH bucket may offer a record to compare with: the first records of this many clusters
+# found in it, and this many of its latest members. A bucket's cost grows linearly, not
+# quadratically, with its size; real near-duplicate groups are far smaller than these caps.
+BUCKET_CLUSTERS = 32
+BUCKET_RECENT = 32
+# The most candidates (best MinHash estimates first) whose exact similarity is computed.
+EXACT_PER_RECORD = 8
 
 # (file index, record index within the file) -> text
 TextLoader = Callable[[list[tuple[int, int]]], dict[tuple[int, int], str]]
@@ -107,27 +116,77 @@ class Corpus:
     def near_pairs(self, threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
         """(later, earlier, Jaccard) for each record with an earlier near-duplicate.
 
-        LSH proposes the candidates and their MinHash estimate drops those far below the
-        threshold; the Jaccard similarity of each remaining pair is then computed exactly over
-        the two records' shingles, and only that decides. Exact duplicates take no part (they
-        are the ``duplicate`` check's), and each later record is paired with its most similar
-        earlier record, the earliest on a tie.
+        LSH puts records into buckets; records are then taken in file/line order and each is
+        compared with what its buckets offer: the representative (first record) of every
+        cluster found in the bucket so far, and the bucket's most recent members, both capped
+        (:data:`BUCKET_CLUSTERS`, :data:`BUCKET_RECENT`). The MinHash estimate drops candidates
+        far below the threshold, the best remaining ones (at most :data:`EXACT_PER_RECORD`) are
+        compared exactly over the two records' shingles, and only that decides. A record joins
+        the cluster of its most similar earlier record (the earliest on a tie), which is the
+        pair reported and the merge the build makes.
+
+        A bucket of n records thus costs O(n) comparisons, not the n²/2 pairs of enumerating it.
+        In buckets of up to :data:`BUCKET_RECENT` records every earlier member is a candidate, so
+        a record with at most :data:`EXACT_PER_RECORD` plausible candidates is paired exactly as
+        by comparing every pair. Exact duplicates take no part (they are the ``duplicate``
+        check's).
         """
-        has_words = self.sigs.any(axis=1)
-        pairs = candidate_pairs(
-            self.sigs, self.first_occurrences() & has_words, threshold - ESTIMATE_MARGIN
-        )
-        if pairs.size == 0:
+        active = self.first_occurrences() & self.sigs.any(axis=1)
+        records, buckets = bucket_members(self.sigs, active)
+        if records.size == 0:
             return []
-        needed = np.unique(pairs).tolist()
-        texts = self.texts(needed)
-        shingles = {g: shingle_hashes(comparison_words(texts[g]), shingle_size) for g in needed}
-        best: dict[int, tuple[float, int]] = {}
-        for earlier, later in pairs.tolist():
-            score = jaccard_hashes(shingles[earlier], shingles[later])
-            if score < threshold:
-                continue
-            current = best.get(later)
-            if current is None or (score, -earlier) > (current[0], -current[1]):
-                best[later] = (score, earlier)
-        return [(later, earlier, score) for later, (score, earlier) in sorted(best.items())]
+        members = np.unique(records)
+        texts = self.texts(members.tolist())
+        shingles: dict[int, np.ndarray] = {}
+
+        def shingles_of(g: int) -> np.ndarray:
+            got = shingles.get(g)
+            if got is None:
+                got = shingles[g] = shingle_hashes(comparison_words(texts.pop(g)), shingle_size)
+            return got
+
+        parent: dict[int, int] = {}
+
+        def root(g: int) -> int:
+            # A record joins a cluster once, when it is new, so a root is always its cluster's
+            # first record and the chains stay one step long.
+            return parent.get(g, g)
+
+        recent: dict[int, deque[int]] = {}
+        clusters: dict[int, list[int]] = {}
+        min_estimate = threshold - ESTIMATE_MARGIN
+        out: list[tuple[int, int, float]] = []
+        bounds = np.flatnonzero(np.diff(records)) + 1
+        for start, end in zip(
+            np.concatenate(([0], bounds)), np.concatenate((bounds, [records.size])), strict=True
+        ):
+            g = int(records[start])
+            mine = buckets[start:end].tolist()
+            offered: set[int] = set()
+            for b in mine:
+                offered.update(recent.get(b, ()))
+                offered.update(root(r) for r in clusters.get(b, ()))
+            best: tuple[float, int] | None = None
+            if offered:
+                cands = np.fromiter(sorted(offered), np.int64, len(offered))
+                est = (self.sigs[cands] == self.sigs[g]).mean(axis=1)
+                keep = est >= min_estimate
+                cands, est = cands[keep], est[keep]
+                order = np.lexsort((cands, -est))[:EXACT_PER_RECORD]
+                for earlier in cands[order].tolist():
+                    score = jaccard_hashes(shingles_of(earlier), shingles_of(g))
+                    if score >= threshold and (
+                        best is None or (score, -earlier) > (best[0], -best[1])
+                    ):
+                        best = (score, earlier)
+            if best is not None:
+                out.append((g, best[1], best[0]))
+                parent[g] = root(best[1])
+            top = root(g)
+            for b in mine:
+                queue = recent.setdefault(b, deque(maxlen=BUCKET_RECENT))
+                queue.append(g)
+                reps = clusters.setdefault(b, [])
+                if len(reps) < BUCKET_CLUSTERS and top not in reps:
+                    reps.append(top)
+        return out

@@ -79,19 +79,39 @@ def shingle_hashes(words: list[str], size: int) -> np.ndarray:
 
 
 def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
+    """The Jaccard similarity of two sorted, unique hash arrays (as :func:`shingle_hashes` makes).
+
+    A binary search of the smaller in the larger: no concatenation and sort per pair.
+    """
     if a.size == 0 and b.size == 0:
         return 1.0
-    inter = np.intersect1d(a, b, assume_unique=True).size
+    if a.size > b.size:
+        a, b = b, a
+    if a.size == 0:
+        return 0.0
+    at = np.searchsorted(b, a)
+    at[at == b.size] = 0
+    inter = int(np.count_nonzero(b[at] == a))
     return inter / (a.size + b.size - inter)
 
 
+SIGNATURE_CHUNK = 4096  # shingles hashed at a time: a 126-column block of 4 MB, whatever the record
+
+
 def signature(shingles: np.ndarray) -> np.ndarray:
-    """The MinHash signature of a shingle set, each value cut to 16 bits."""
+    """The MinHash signature of a shingle set, each value cut to 16 bits.
+
+    Computed over blocks of :data:`SIGNATURE_CHUNK` shingles, so memory does not grow with the
+    record: all at once, a 10 MB record's 126-column matrix took gigabytes.
+    """
     if shingles.size == 0:
         return EMPTY_SIG
+    mins = np.full(NUM_PERM, np.iinfo(np.uint64).max, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        x = (shingles & _MASK61)[:, None]
-        mins = ((x * _A + _B) >> np.uint64(3)).min(axis=0)  # a universal hash per permutation
+        for start in range(0, shingles.size, SIGNATURE_CHUNK):
+            x = (shingles[start : start + SIGNATURE_CHUNK] & _MASK61)[:, None]
+            block = ((x * _A + _B) >> np.uint64(3)).min(axis=0)  # a universal hash per permutation
+            np.minimum(mins, block, out=mins)
     return (mins >> np.uint64(40)).astype(np.uint16)
 
 
@@ -128,19 +148,22 @@ def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     return Sketch(record_id(" ".join(words)), signature(shingles)), shingles
 
 
-def candidate_pairs(sigs: np.ndarray, active: np.ndarray, min_estimate: float) -> np.ndarray:
-    """(earlier, later) pairs of ``active`` rows that share an LSH band and whose signatures
-    estimate a similarity of at least ``min_estimate``.
+def bucket_members(sigs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(record, bucket) for every ``active`` record that shares an LSH band with another one.
 
-    Done with a sort per band instead of a hash table per band, and filtered band by band, so a
-    million records cost a few hundred megabytes of integers rather than tens of millions of
-    dict entries or every chance collision of a band.
+    A bucket is one band value held by two or more records; bucket numbers are global over the
+    bands. Done with a sort per band instead of a hash table per band, and without enumerating
+    the pairs of a bucket: a bucket of n records costs n entries here, not n²/2 pairs. The
+    result is sorted by record, then bucket.
     """
     idx = np.flatnonzero(active)
+    empty = np.empty(0, dtype=np.int64)
     if idx.size < 2:
-        return np.empty((0, 2), dtype=np.int64)
+        return empty, empty
     active_sigs = sigs[idx]
-    found: list[np.ndarray] = []
+    records: list[np.ndarray] = []
+    buckets: list[np.ndarray] = []
+    next_bucket = 0
     for band in range(BANDS):
         hashes = band_hash(active_sigs, band)
         order = np.argsort(hashes, kind="stable")
@@ -152,17 +175,14 @@ def candidate_pairs(sigs: np.ndarray, active: np.ndarray, min_estimate: float) -
         edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
         starts = np.flatnonzero(edges == 1)
         ends = np.flatnonzero(edges == -1) + 1
-        pairs = [
-            _run_pairs(idx[order[s:e]]) for s, e in zip(starts, ends, strict=True) if e - s > 2
-        ]
-        two = starts[ends - starts == 2]
-        pairs.append(np.sort(np.stack([idx[order[two]], idx[order[two + 1]]], axis=1), axis=1))
-        band_pairs = np.concatenate(pairs)
-        found.append(band_pairs[estimate(sigs, band_pairs) >= min_estimate])
-    return np.unique(np.concatenate(found), axis=0) if found else np.empty((0, 2), np.int64)
-
-
-def _run_pairs(members: np.ndarray) -> np.ndarray:
-    members = np.sort(members)
-    i, j = np.triu_indices(members.size, k=1)
-    return np.stack([members[i], members[j]], axis=1)
+        lengths = ends - starts
+        positions = np.repeat(starts - np.cumsum(np.concatenate(([0], lengths[:-1]))), lengths)
+        positions += np.arange(lengths.sum())
+        records.append(idx[order[positions]])
+        buckets.append(np.repeat(np.arange(next_bucket, next_bucket + starts.size), lengths))
+        next_bucket += starts.size
+    if not records:
+        return empty, empty
+    rec, bkt = np.concatenate(records), np.concatenate(buckets)
+    order = np.lexsort((bkt, rec))
+    return rec[order].astype(np.int64), bkt[order].astype(np.int64)
