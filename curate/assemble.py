@@ -120,7 +120,9 @@ def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: s
                 writer.write_table(part)
 
 
-def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, FileTodo]]:
+def todo_by_file(
+    files: list[FileResult], plan: Plan, names: list[str] | None = None
+) -> Iterator[tuple[int, FileTodo]]:
     """For each file in order, its surviving records with the provenance of every occurrence.
 
     Made one file at a time, so the provenance of a million records is never all in memory.
@@ -135,7 +137,7 @@ def todo_by_file(files: list[FileResult], plan: Plan) -> Iterator[tuple[int, Fil
         f = files[int(file_of[g])]
         match = MATCHES[int(plan.match[g])]
         return {
-            "file": Path(f.path).name,
+            "file": names[int(file_of[g])] if names is not None else Path(f.path).name,
             "line": int(f.lines[g - offsets[file_of[g]]]),
             "header": f.header.text if f.header else None,
             "header_language": f.header.language if f.header else None,
@@ -165,15 +167,18 @@ def assemble(
     jobs: int = 1,
     workers: Workers | None = None,
     say: Say = lambda _m: None,
+    names: list[str] | None = None,
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".rows-", dir=parquet.parent) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
+    ) as tmp:
         work = (
             (files[fi].path, config, todo, tmp, f"{fi:07d}")
-            for fi, todo in todo_by_file(files, plan)
+            for fi, todo in todo_by_file(files, plan, names)
         )
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:

@@ -19,6 +19,7 @@ from curate.card import length_stats, render_card
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
+from curate.parse import display
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
@@ -77,33 +78,41 @@ def _near_pairs(
     return pairs, findings
 
 
-def _source_entries(files: list[FileResult]) -> list[dict[str, Any]]:
+def _source_entries(files: list[FileResult], names: list[str]) -> list[dict[str, Any]]:
     return [
         {
-            "name": Path(f.path).name,
+            "name": name,
             "sha256": f.sha256,
             "size": f.size,
             "header": f.header.text if f.header else None,
             "header_language": f.header.language if f.header else None,
             "records": f.n_records,
         }
-        for f in files
+        for f, name in zip(files, names, strict=True)
     ]
 
 
-def _published_report(report: Report) -> Report:
-    """The report as published: files by name, as in the table, never by a local path."""
+def _published_report(report: Report, names: dict[str, str]) -> Report:
+    """The report as published: files by their name in the table, never by a local path.
+
+    ``names`` maps each local path to its path relative to the source folder; a message that
+    quotes a local path (a duplicate's "same abstract as PATH:LINE") is rewritten the same way.
+    """
 
     def name(loc: str | None) -> str | None:
         if loc is None:
             return None
         path, _, line = loc.rpartition(":")
-        return f"{Path(path).name}:{line}" if path else Path(loc).name
+        return f"{names.get(path, display(path))}:{line}" if path else names.get(loc, loc)
 
-    findings = [
-        replace(f, file=Path(f.file).name, related=name(f.related)) for f in report.findings
-    ]
-    return Report(findings=findings, files=[Path(p).name for p in report.files],
+    findings = []
+    for f in report.findings:
+        message = f.message
+        if f.related:
+            message = message.replace(f.related, name(f.related) or "")
+        file = names.get(f.file, display(f.file))
+        findings.append(replace(f, file=file, related=name(f.related), message=message))
+    return Report(findings=findings, files=[names.get(p, display(p)) for p in report.files],
                   records=report.records)  # fmt: skip
 
 
@@ -127,6 +136,7 @@ def build(
     jobs: int | None = None,
     cache_dir: str | Path | None = None,
     verbose: bool = False,
+    force: bool = False,
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
@@ -134,9 +144,16 @@ def build(
     the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
     ``version`` then overrides the bump but may not go backwards. Without it the version is
     ``version`` or the configured one.
+
+    ``out`` must be new, empty or a previous build (see :func:`curate.export.output_target`);
+    ``force`` moves anything else there aside, kept, instead of refusing.
     """
     say = progress or (lambda _msg: None)
+    # Usage errors first, before any work: where the build goes, the version, the template.
+    target = export.output_target(out, [Path(p) for p in paths])
     out = Path(out)
+    if version is not None:
+        release.parse_version(version)
     if previous is not None and not isinstance(previous, release.Release):
         previous = release.load_release(previous, say=say)
     if previous is not None and previous.version is None:
@@ -144,9 +161,35 @@ def build(
             f"{previous.label}: not a release (no manifest.json with a version), "
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
+    if previous is not None and version is not None:
+        release.decide_version(previous.version, None, version, previous.version)
     template_path = Path(template or config.card_template)
     if not template_path.is_file():  # before the long part, not after it
         raise FileNotFoundError(f"dataset card template not found: {template_path}")
+    with export.output_lock(target):
+        export.recover(target, say)
+        export.check_output(target, force=force)
+        return _build_locked(
+            paths, out, target, config, version=version, say=say, template_path=template_path,
+            previous=previous, jobs=jobs, cache_dir=cache_dir, verbose=verbose, force=force,
+        )  # fmt: skip
+
+
+def _build_locked(
+    paths: list[str | Path],
+    out: Path,
+    target: Path,
+    config: Config,
+    *,
+    version: str | None,
+    say: Progress,
+    template_path: Path,
+    previous: release.Release | None,
+    jobs: int | None,
+    cache_dir: str | Path | None,
+    verbose: bool,
+    force: bool,
+) -> BuildResult:
     jobs = default_jobs() if jobs is None else max(1, jobs)
     workers = Workers(jobs)  # started by validation while this process is small, reused after
     try:
@@ -184,13 +227,16 @@ def build(
         if previous is None:
             version = release.decide_version(None, None, version, config.version).version
 
-        with export.staged_folder(out) as stage:
+        with export.staged_folder(target, force=force, say=say, on_abort=workers.close) as stage:
             parquet = stage / export.PARQUET_PATH
-            table = assemble(files, groups, config, parquet, jobs=jobs, workers=workers, say=say)
+            table = assemble(
+                files, groups, config, parquet, jobs=jobs, workers=workers, say=say,
+                names=run.names,
+            )  # fmt: skip
             timings.update(table.timings)
             metadata_started = time.perf_counter()
             fingerprint = table.fingerprint
-            sources = _source_entries(files)
+            sources = _source_entries(files, run.names)
             word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
             base_stats = {
                 "rows": table.rows,
@@ -205,7 +251,8 @@ def build(
                 "has_math": table.has_math,
             }
             languages = sorted(table.languages)
-            published_report = render_json(_published_report(report))
+            local = {f.path: n for f, n in zip(files, run.names, strict=True)}
+            published_report = render_json(_published_report(report, local))
 
             def write_release(release_version: str, changelog: str | None) -> dict[str, Any]:
                 """Every file whose bytes depend on the version; returns the manifest to write."""

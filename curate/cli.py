@@ -1,6 +1,7 @@
 """The ``curate`` command line. It is thin: it reads options and config, calls the library, prints.
 
-Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``), 2 usage errors.
+Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``), 2 usage errors
+(an output folder that is not ours included), 3 a worker process died.
 Bad input never produces a traceback: it is a finding or a one-line message.
 """
 
@@ -10,6 +11,8 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 from curate import __version__, release
 from curate.hub import HubError
@@ -41,6 +44,66 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
     )
 
 
+# --- filesystem and process safety: inputs, output folder, worker count -----------------------
+def _add_safety_options(p: argparse.ArgumentParser, *, build: bool) -> None:
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out drops whose path (relative to the folder given) or name matches GLOB; "
+        "repeatable, added to the config's exclude list",
+    )
+    p.add_argument(
+        "--force-jobs",
+        action="store_true",
+        help="allow --jobs above the number of CPUs (it is capped otherwise)",
+    )
+    if build:
+        p.add_argument(
+            "--force",
+            action="store_true",
+            help="if --out holds files that are not a previous build, move them aside to "
+            "DIR.replaced-N (kept) instead of refusing; never allowed for the current folder, "
+            "a parent of it or a source folder",
+        )
+
+
+def _jobs(args: argparse.Namespace) -> int | None:
+    """--jobs, capped at the CPUs this process may use unless --force-jobs."""
+    from curate.parallel import default_jobs
+
+    if args.jobs is None:
+        return None
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    cpus = default_jobs()
+    if args.jobs > cpus and not args.force_jobs:
+        print(
+            f"curate: note: --jobs {args.jobs} capped at {cpus}, the CPUs available "
+            "(--force-jobs to override)",
+            file=sys.stderr,
+        )
+        return cpus
+    return args.jobs
+
+
+def _safe_config(args: argparse.Namespace) -> Config:
+    from dataclasses import replace
+
+    config = _config(args)
+    if args.exclude:
+        config = replace(config, exclude=(*config.exclude, *args.exclude))
+    return config
+
+
+def _printable_streams() -> None:
+    """A file name that is not UTF-8 is printed with escapes, never a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def cache_dir(args: argparse.Namespace) -> str | None:
     if args.no_cache:
         return None
@@ -66,6 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--strict", action="store_true", help="warnings fail the run too")
     v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
     _add_run_options(v)
+    _add_safety_options(v, build=False)
     _add_config(v)
     v.set_defaults(func=cmd_validate)
 
@@ -86,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="if --previous hub:ORG/NAME has no release yet, build the first one, not fail",
     )
     _add_run_options(b)
+    _add_safety_options(b, build=True)
     _add_config(b)
     b.set_defaults(func=cmd_build)
 
@@ -123,15 +188,21 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from curate.validate import validate_paths
     from validation.render import RENDERERS, render_json
 
-    config = _config(args)
+    config = _safe_config(args)
+    if args.output and Path(args.output).is_dir():
+        raise UsageError(f"--output {args.output} is a folder; give a file name")
     report = validate_paths(
-        args.paths or [DEFAULT_SOURCES], config, jobs=args.jobs, cache_dir=cache_dir(args)
+        args.paths or [DEFAULT_SOURCES], config, jobs=_jobs(args), cache_dir=cache_dir(args)
     ).report
     sys.stdout.write(RENDERERS[args.format](report))
     if args.output:
         from curate.io import atomic_write_text
 
-        atomic_write_text(args.output, render_json(report))
+        try:
+            atomic_write_text(args.output, render_json(report))
+        except OSError as exc:
+            why = exc.strerror or exc
+            raise UsageError(f"--output {args.output}: cannot write: {why}") from None
     return 1 if report.failed(strict=args.strict) else 0
 
 
@@ -148,7 +219,8 @@ def cmd_build(args: argparse.Namespace) -> int:
     from curate.build import BuildRefused, build
     from validation.render import render_text
 
-    config = _config(args)
+    config = _safe_config(args)
+    jobs = _jobs(args)
     say = _progress()
     previous = None
     if args.previous:
@@ -171,8 +243,9 @@ def cmd_build(args: argparse.Namespace) -> int:
             progress=say,
             template=args.template,
             previous=previous,
-            jobs=args.jobs,
+            jobs=jobs,
             cache_dir=cache_dir(args),
+            force=args.force,
         )
     except BuildRefused as exc:
         sys.stdout.write(render_text(exc.report))
@@ -241,6 +314,7 @@ def cmd_codes(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _printable_streams()
     try:
         return int(args.func(args))
     except (UsageError, ConfigError, release.ReleaseUsageError) as exc:
@@ -249,6 +323,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (release.ReleaseError, HubError) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenProcessPool:
+        print(
+            "curate: error: a worker process died (killed, e.g. by the out-of-memory killer); "
+            "nothing was written; retry with fewer --jobs",
+            file=sys.stderr,
+        )
+        return 3
     except KeyboardInterrupt:
         print("curate: interrupted", file=sys.stderr)
         return 130

@@ -43,6 +43,11 @@ class Config:
     )
     card_template: str = "dataset_card.md"
     severity: dict[str, Severity] = field(default_factory=dict)
+    # Inputs and limits (filesystem safety): globs of drops to leave out, and the sizes past
+    # which a file or a record is an error instead of work out of proportion (0: no limit).
+    exclude: tuple[str, ...] = ()
+    max_record_chars: int = 100_000
+    max_file_bytes: int = 64 * 1024 * 1024
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as plain data, for the manifest and the cache key."""
