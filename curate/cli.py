@@ -185,15 +185,17 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from curate.validate import validate_paths
+    from curate.validate import printable, validate_paths
     from validation.render import RENDERERS, render_json
 
     config = _safe_config(args)
     if args.output and Path(args.output).is_dir():
         raise UsageError(f"--output {args.output} is a folder; give a file name")
-    report = validate_paths(
-        args.paths or [DEFAULT_SOURCES], config, jobs=_jobs(args), cache_dir=cache_dir(args)
-    ).report
+    report = printable(
+        validate_paths(
+            args.paths or [DEFAULT_SOURCES], config, jobs=_jobs(args), cache_dir=cache_dir(args)
+        ).report
+    )
     sys.stdout.write(RENDERERS[args.format](report))
     if args.output:
         from curate.io import atomic_write_text
@@ -217,6 +219,7 @@ def _progress() -> Callable[[str], None]:
 
 def cmd_build(args: argparse.Namespace) -> int:
     from curate.build import BuildRefused, build
+    from curate.validate import printable
     from validation.render import render_text
 
     config = _safe_config(args)
@@ -248,7 +251,7 @@ def cmd_build(args: argparse.Namespace) -> int:
             force=args.force,
         )
     except BuildRefused as exc:
-        sys.stdout.write(render_text(exc.report))
+        sys.stdout.write(render_text(printable(exc.report)))
         print(f"curate: build refused: {exc}; {args.out} left as it was", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:

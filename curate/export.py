@@ -178,7 +178,7 @@ def foreign_entries(folder: Path) -> list[str]:
         elif path.is_dir():
             if rel not in listed_dirs:
                 foreign.append(rel + "/")
-        elif rel == "manifest.json":
+        elif rel in ("manifest.json", STAGING_MARKER):
             continue
         elif rel not in files or not path.is_file():
             foreign.append(rel)
@@ -235,6 +235,8 @@ def recover(target: Path, say: Say) -> None:
     parent = target.parent
     if not parent.is_dir():
         return
+    if (target / STAGING_MARKER).is_file() and not target.is_symlink():
+        (target / STAGING_MARKER).unlink()  # swapped in, then killed before this was removed
     for stage in sorted(parent.glob(_hidden(target, "build") + "*")):
         if stage.is_dir() and not stage.is_symlink() and (stage / STAGING_MARKER).is_file():
             _remove_tree(stage)
@@ -321,7 +323,6 @@ def staged_folder(
     if held:
         signal.pthread_sigmask(signal.SIG_BLOCK, mask)
     try:
-        (stage / STAGING_MARKER).unlink()
         old = None
         if out.exists():
             if foreign:
@@ -338,6 +339,7 @@ def staged_folder(
                 os.rename(old, out)
             _remove_tree(stage)
             raise
+        (out / STAGING_MARKER).unlink()  # only now: a stage killed mid-swap keeps its marker
         if old is not None:
             _remove_tree(old)
     finally:

@@ -23,5 +23,4 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:
-    """UTF-8; a lone surrogate (from a file name that is not UTF-8) is written as an escape."""
-    atomic_write_bytes(path, text.encode("utf-8", "backslashreplace"))
+    atomic_write_bytes(path, text.encode("utf-8"))

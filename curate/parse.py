@@ -52,7 +52,10 @@ def display(path: str | Path) -> str:
     deterministic, readable, and never a crash when a report or the table is written.
     """
     text = path if isinstance(path, str) else Path(path).as_posix()
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no undecodable byte stands for
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:

@@ -19,7 +19,7 @@ import numpy as np
 
 from curate.cache import ValidationCache
 from curate.parallel import Workers, borrow, default_jobs
-from curate.parse import discover, parse_file
+from curate.parse import discover, display, parse_file
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Report
@@ -214,3 +214,17 @@ def _empty_result(path: str, findings: list) -> FileResult:
     return FileResult(
         path, None, "", 0, np.empty(0, np.int32), [], np.empty((0, NUM_PERM), np.uint16), findings
     )
+
+
+def printable(report: Report) -> Report:
+    """The report with every path printable and writable as UTF-8 (see :func:`display`)."""
+    findings = [
+        replace(
+            f,
+            file=display(f.file),
+            related=display(f.related) if f.related is not None else None,
+            message=display(f.message),
+        )
+        for f in report.findings
+    ]
+    return replace(report, findings=findings, files=[display(p) for p in report.files])
