@@ -57,8 +57,12 @@ def _fingerprint(settings: str) -> str:
 
 
 def fingerprint(config: Config) -> str:
-    """What a cached result depends on: the check code, the registry and the settings."""
-    return _fingerprint(json.dumps(config.as_dict(), sort_keys=True, default=str))
+    """What a cached result depends on: the check code, the registry and the settings.
+
+    ``exclude`` only chooses which files are read, not what a file's result is: left out.
+    """
+    settings = {k: v for k, v in config.as_dict().items() if k != "exclude"}
+    return _fingerprint(json.dumps(settings, sort_keys=True, default=str))
 
 
 # --- entries as JSON ----------------------------------------------------------------------------

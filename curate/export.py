@@ -262,10 +262,13 @@ def output_lock(target: Path) -> Iterator[None]:
     """
     import fcntl
 
-    target.parent.mkdir(parents=True, exist_ok=True)
     path = target.parent / (_hidden(target, "lock")[:-1])
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OutputRefused(f"--out {target}: cannot create {path}: {exc.strerror}") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
