@@ -6,7 +6,7 @@
   limits (``file-too-large`` from its size, nothing read), then with ``max_file_bytes = 0`` (the
   file is read; ``record-too-large`` leaves the record out of the checks).
 - ``cache cold``: ``--files`` small drops validated cold without the cache, then cold with it
-  (a fresh cache folder), serially: what the cache costs on a first run.
+  (a fresh cache folder), with the default workers: what the cache costs on a first run.
 
 Each run is a child process (``curate validate``) whose peak RSS is its own ``ru_maxrss``. With
 ``--tree`` the same runs are made against other checkouts (e.g. ``/work/main``, the code before
@@ -98,7 +98,7 @@ def main() -> None:
                 ),
                 (
                     f"{args.files:,} files cold, no cache",
-                    ["validate", str(small), "--no-cache", "--jobs", "1"],
+                    ["validate", str(small), "--no-cache"],
                 ),
             ]
             for name, cmd in cases:
@@ -108,7 +108,7 @@ def main() -> None:
                 rows.append([str(tree), name, f"{wall:.2f} s", f"{rss:,.0f} MiB", str(code), last])
             cache = work / f"cache-{len(rows)}"
             shutil.rmtree(cache, ignore_errors=True)
-            cmd = ["validate", str(small), "--jobs", "1"]
+            cmd = ["validate", str(small)]
             wall, rss, code, last = run_with_cache(tree, cmd, work, cache)
             case = f"{args.files:,} files cold, cache"
             rows.append([str(tree), case, f"{wall:.2f} s", f"{rss:,.0f} MiB", str(code), last])

@@ -189,8 +189,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from validation.render import RENDERERS, render_json
 
     config = _safe_config(args)
-    if args.output and Path(args.output).is_dir():
-        raise UsageError(f"--output {args.output} is a folder; give a file name")
+    if args.output:  # before the work, not after it
+        output = Path(args.output).absolute()
+        if output.is_dir():
+            raise UsageError(f"--output {args.output} is a folder; give a file name")
+        blocker = next((p for p in output.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise UsageError(f"--output {args.output} is under the file {blocker}")
     report = printable(
         validate_paths(
             args.paths or [DEFAULT_SOURCES], config, jobs=_jobs(args), cache_dir=cache_dir(args)

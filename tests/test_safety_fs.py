@@ -491,3 +491,32 @@ def test_jobs_are_capped_at_the_cpus_unless_forced(tmp_path, monkeypatch, capsys
     assert main(["validate", str(root), "--jobs", "32", "--force-jobs"]) == 0
     assert seen == [2, 32]
     assert "--jobs 32 capped at 2" in capsys.readouterr().err
+
+
+def test_validate_output_that_is_a_folder_or_under_a_file_is_refused_before_work(
+    tmp_path, monkeypatch, capsys
+):
+    root = seeds(tmp_path / "drops")
+    (tmp_path / "file").write_text("x")
+
+    def never(*a, **k):
+        raise AssertionError("validation must not start")
+
+    monkeypatch.setattr(curate.validate, "validate_paths", never)
+    assert main(["validate", str(root), "--output", str(tmp_path)]) == 2
+    assert main(["validate", str(root), "--output", str(tmp_path / "file" / "r.json")]) == 2
+    err = capsys.readouterr().err
+    assert "is a folder" in err and "under the file" in err
+    assert (tmp_path / "file").read_text() == "x"
+
+
+def test_exclude_on_the_command_line_adds_to_the_config(tmp_path, capsys):
+    root = seeds(tmp_path / "drops")
+    (root / "drafts").mkdir()
+    (root / "drafts" / "bad.txt").write_text("not a header\n\nBroken \x00 record.\n")
+    (tmp_path / "curate.toml").write_text('exclude = ["nothing-*"]\n')
+    config = ["--config", str(tmp_path / "curate.toml"), "--no-cache"]
+    assert main(["validate", str(root), *config]) == 1
+    assert "drafts/bad.txt" in capsys.readouterr().out
+    assert main(["validate", str(root), *config, "--exclude", "drafts"]) == 0
+    assert "bad.txt" not in capsys.readouterr().out
