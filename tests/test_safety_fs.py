@@ -520,3 +520,45 @@ def test_exclude_on_the_command_line_adds_to_the_config(tmp_path, capsys):
     assert "drafts/bad.txt" in capsys.readouterr().out
     assert main(["validate", str(root), *config, "--exclude", "drafts"]) == 0
     assert "bad.txt" not in capsys.readouterr().out
+
+
+SLOW_PARALLEL_BUILD = """
+import sys, time
+import curate.assemble as assemble, curate.validate as validate
+assemble.PARALLEL_MIN_RECORDS = 0
+validate.PARALLEL_MIN_BYTES = 0
+real = assemble.rows_of_file
+def slow(*args):
+    time.sleep(0.5)  # workers still writing into the staging folder when Ctrl-C comes
+    return real(*args)
+assemble.rows_of_file = slow
+from curate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_sigint_while_workers_write_leaves_the_old_build_and_no_traceback(built, tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for i in range(6):  # six files: six slow worker tasks
+        shutil.copy(SEED_FILES[i % len(SEED_FILES)], src / f"{i}.txt")
+    out = tmp_path / "dist"
+    shutil.copytree(built, out)
+    before = snapshot(tmp_path)
+    args = ["build", str(src), "--out", str(out), "--template", str(TEMPLATE), "--no-cache"]
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_PARALLEL_BUILD, *args, "--jobs", "2", "--force-jobs"],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "deduplicated" in line:  # validation done: the workers now write rows
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)  # the main process only, as `kill -INT` does
+            break
+    err = proc.stderr.read()
+    assert proc.wait(timeout=60) == 130
+    assert "Traceback" not in err and "interrupted" in err
+    assert snapshot(tmp_path) == before
