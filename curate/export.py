@@ -123,7 +123,8 @@ def output_target(out: str | Path, sources: list[Path]) -> Path:
     for source in sources:
         src = Path(source).resolve()
         if src == target or src.is_relative_to(target):
-            raise OutputRefused(f"--out {raw}: {target} holds the sources {source}; {always}")
+            what = "is the source folder" if src == target else "holds the sources"
+            raise OutputRefused(f"--out {raw}: {target} {what} {source}; {always}")
         if src.is_dir() and target.is_relative_to(src):
             raise OutputRefused(
                 f"--out {raw}: {target} is inside the source folder {source}, so the build "
