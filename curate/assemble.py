@@ -141,14 +141,16 @@ class RowPolicy:
 
 
 def decide_rows(
-    report: Report, files: list[FileResult], config: Config
+    report: Report, files: list[FileResult], config: Config, names: list[str] | None = None
 ) -> tuple[RowPolicy, list[dict[str, Any]]]:
     """Apply each code's row policy to the records the report's findings name.
 
     Returns the policy and the dropped records as the report lists them (file name, line, id,
-    the codes that dropped it), one entry per occurrence, in file/line order.
+    the codes that dropped it), one entry per occurrence, in file/line order. ``names`` are
+    the files' names relative to their source folder, as provenance gives them.
     """
     lines_of = {r.path: r.lines for r in files}
+    name_of = {r.path: n for r, n in zip(files, names, strict=True)} if names else {}
     flags: dict[str, set[str]] = {}
     drops: dict[tuple[str, int, str], set[str]] = {}
     for f in report.findings:
@@ -160,7 +162,9 @@ def decide_rows(
         elif policy == "drop":
             lines = lines_of[f.file]
             first = int(lines[np.searchsorted(lines, f.line, side="right") - 1])
-            drops.setdefault((Path(f.file).name, first, f.id), set()).add(f.code)
+            drops.setdefault((name_of.get(f.file, Path(f.file).name), first, f.id), set()).add(
+                f.code
+            )
     dropped_ids = frozenset(rid for _, _, rid in drops)
     listed = [
         {"id": rid, "file": name, "line": line, "reasons": sorted(codes)}
@@ -172,7 +176,10 @@ def decide_rows(
 
 
 def todo_by_file(
-    files: list[FileResult], plan: Plan, policy: RowPolicy | None = None
+    files: list[FileResult],
+    plan: Plan,
+    policy: RowPolicy | None = None,
+    names: list[str] | None = None,
 ) -> Iterator[tuple[int, FileTodo]]:
     """For each file in order, its surviving records with the provenance of every occurrence.
 
@@ -191,7 +198,7 @@ def todo_by_file(
         f = files[int(file_of[g])]
         match = MATCHES[int(plan.match[g])]
         return {
-            "file": Path(f.path).name,
+            "file": names[int(file_of[g])] if names is not None else Path(f.path).name,
             "line": int(f.lines[g - offsets[file_of[g]]]),
             "header": f.header.text if f.header else None,
             "header_language": f.header.language if f.header else None,
@@ -225,16 +232,19 @@ def assemble(
     workers: Workers | None = None,
     say: Say = lambda _m: None,
     policy: RowPolicy | None = None,
+    names: list[str] | None = None,
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id, without the
     rows ``policy`` drops and with the flags it gives."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".rows-", dir=parquet.parent) as tmp:
+    with tempfile.TemporaryDirectory(
+        prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
+    ) as tmp:
         work = (
             (files[fi].path, config, todo, tmp, f"{fi:07d}")
-            for fi, todo in todo_by_file(files, plan, policy)
+            for fi, todo in todo_by_file(files, plan, policy, names)
             if todo
         )
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:

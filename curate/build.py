@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -21,6 +22,7 @@ from curate.card import template_path as card_template_path
 from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
+from curate.parse import display
 from curate.report import REPORT_HTML, render_report
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
@@ -80,33 +82,41 @@ def _near_pairs(
     return pairs, findings
 
 
-def _source_entries(files: list[FileResult]) -> list[dict[str, Any]]:
+def _source_entries(files: list[FileResult], names: list[str]) -> list[dict[str, Any]]:
     return [
         {
-            "name": Path(f.path).name,
+            "name": name,
             "sha256": f.sha256,
             "size": f.size,
             "header": f.header.text if f.header else None,
             "header_language": f.header.language if f.header else None,
             "records": f.n_records,
         }
-        for f in files
+        for f, name in zip(files, names, strict=True)
     ]
 
 
-def _published_report(report: Report) -> Report:
-    """The report as published: files by name, as in the table, never by a local path."""
+def _published_report(report: Report, names: dict[str, str]) -> Report:
+    """The report as published: files by their name in the table, never by a local path.
+
+    ``names`` maps each local path to its path relative to the source folder; a message that
+    quotes a local path (a duplicate's "same abstract as PATH:LINE") is rewritten the same way.
+    """
 
     def name(loc: str | None) -> str | None:
         if loc is None:
             return None
         path, _, line = loc.rpartition(":")
-        return f"{Path(path).name}:{line}" if path else Path(loc).name
+        return f"{names.get(path, display(path))}:{line}" if path else names.get(loc, loc)
 
-    findings = [
-        replace(f, file=Path(f.file).name, related=name(f.related)) for f in report.findings
-    ]
-    return Report(findings=findings, files=[Path(p).name for p in report.files],
+    findings = []
+    for f in report.findings:
+        message = f.message
+        if f.related:
+            message = message.replace(f.related, name(f.related) or "")
+        file = names.get(f.file, display(f.file))
+        findings.append(replace(f, file=file, related=name(f.related), message=message))
+    return Report(findings=findings, files=[names.get(p, display(p)) for p in report.files],
                   records=report.records)  # fmt: skip
 
 
@@ -131,6 +141,7 @@ def build(
     cache_dir: str | Path | None = None,
     verbose: bool = False,
     on_file: Callable[[str, int], None] | None = None,
+    force: bool = False,
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
@@ -139,9 +150,16 @@ def build(
     ``version`` then overrides the bump but may not go backwards. Without it the version is
     ``version`` or the configured one. ``on_file(path, records)`` is called as each file is
     checked (the CLI's progress bar).
+
+    ``out`` must be new, empty or a previous build (see :func:`curate.export.output_target`);
+    ``force`` moves anything else there aside, kept, instead of refusing.
     """
     say = progress or (lambda _msg: None)
+    # Usage errors first, before any work: where the build goes, the version, the template.
+    target = export.output_target(out, [Path(p) for p in paths])
     out = Path(out)
+    if version is not None:
+        release.parse_version(version)
     if previous is not None and not isinstance(previous, release.Release):
         previous = release.load_release(previous, say=say)
     if previous is not None and previous.version is None:
@@ -149,7 +167,35 @@ def build(
             f"{previous.label}: not a release (no manifest.json with a version), "
             "so there is no version to bump; use a build folder or hub:ORG/NAME"
         )
+    if previous is not None and version is not None:
+        release.decide_version(previous.version, None, version, previous.version)
     template_path = card_template_path(config, template)  # before the long part, not after it
+    with export.output_lock(target):
+        export.recover(target, say)
+        export.check_output(target, force=force)
+        return _build_locked(
+            paths, out, target, config, version=version, say=say, template_path=template_path,
+            previous=previous, jobs=jobs, cache_dir=cache_dir, verbose=verbose, force=force,
+            on_file=on_file,
+        )  # fmt: skip
+
+
+def _build_locked(
+    paths: list[str | Path],
+    out: Path,
+    target: Path,
+    config: Config,
+    *,
+    version: str | None,
+    say: Progress,
+    template_path: Path,
+    previous: release.Release | None,
+    jobs: int | None,
+    cache_dir: str | Path | None,
+    verbose: bool,
+    force: bool,
+    on_file: Callable[[str, int], None] | None,
+) -> BuildResult:
     jobs = default_jobs() if jobs is None else max(1, jobs)
     workers = Workers(jobs)  # started by validation while this process is small, reused after
     try:
@@ -175,7 +221,7 @@ def build(
                 Report(findings=near_findings, files=report.files, records=report.records),
             )
         ids = [i for f in files for i in f.ids]
-        policy, dropped = decide_rows(report, files, config)
+        policy, dropped = decide_rows(report, files, config, run.names)
         if policy.dropped:
             # A dropped record is nobody's near-duplicate: it must not absorb a kept one.
             pairs = [p for p in pairs if ids[p[0]] not in policy.dropped
@@ -194,15 +240,16 @@ def build(
         if previous is None:
             version = release.decide_version(None, None, version, config.version).version
 
-        with export.staged_folder(out) as stage:
+        with export.staged_folder(target, force=force, say=say, on_abort=workers.close) as stage:
             parquet = stage / export.PARQUET_PATH
             table = assemble(
-                files, groups, config, parquet, jobs=jobs, workers=workers, say=say, policy=policy
-            )
+                files, groups, config, parquet, jobs=jobs, workers=workers, say=say,
+                policy=policy, names=run.names,
+            )  # fmt: skip
             timings.update(table.timings)
             metadata_started = time.perf_counter()
             fingerprint = table.fingerprint
-            sources = _source_entries(files)
+            sources = _source_entries(files, run.names)
             word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
             base_stats = {
                 "rows": table.rows,
@@ -223,7 +270,8 @@ def build(
                 ),
             }
             languages = sorted(table.languages)
-            published = _published_report(report)
+            local = {f.path: n for f, n in zip(files, run.names, strict=True)}
+            published = _published_report(report, local)
             published.dropped = dropped
             published_report = render_json(published)
 
@@ -296,9 +344,15 @@ def build(
                     previous, stage, parquet, write_release, requested=version, say=say
                 )
             export.write_json(stage / "manifest.json", manifest)
-            # The page for people is not part of the release: written after the manifest, it is
-            # not in its inventory, and publish does not upload it.
-            (stage / REPORT_HTML).write_text(render_report(stage, paths), encoding="utf-8")
+            # The page for people is not part of the release: it is rendered from the manifest,
+            # is not in its `files`, and publish does not upload it. Its hash goes under
+            # `local_files`, so the next build recognises the page as ours and may replace it.
+            page = render_report(stage, paths).encode("utf-8")
+            manifest["local_files"] = {
+                REPORT_HTML: {"sha256": hashlib.sha256(page).hexdigest(), "size": len(page)}
+            }
+            export.write_json(stage / "manifest.json", manifest)
+            (stage / REPORT_HTML).write_bytes(page)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - metadata_started
         say(f"wrote {out}")
         return BuildResult(

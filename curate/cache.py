@@ -3,32 +3,48 @@
 Entries are keyed by content: a whole file by the SHA-256 of its bytes, a record by its text,
 both combined with a fingerprint of the check code and the configuration. A change to either
 makes every old key miss, so the cache can never change a result, only skip recomputing it.
-The store is one SQLite file; one that cannot be read (corrupt, foreign, another format) is
-set aside with a warning and the run goes on without it.
+
+The store is one SQLite file holding data, never code: each entry is JSON (numbers, strings,
+and the signature arrays as base64 of their little-endian bytes) with the SHA-256 of that JSON
+beside it. Nothing in it is ever executed, whatever is planted there; an entry whose checksum or
+shape is wrong is a miss. A store that cannot be read (corrupt, foreign, another format) is set
+aside with a warning and the run goes on without it; one that can be read but not written
+(read-only folder or file) is used read-only. A run opens one connection and writes its new
+entries in one transaction at the end; worker processes only read, through one read-only
+connection each.
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
 import json
-import pickle
+import os
 import sqlite3
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 import validation
 from curate import __version__
 from validation.config import Config
 from validation.corpus import FileResult
+from validation.findings import Finding, Severity
+from validation.records import Header
 from validation.registry import REGISTRY
 from validation.runner import RecordResult
+from validation.sketch import NUM_PERM
 
-FORMAT = "curate-validation-cache/2"
+FORMAT = "curate-validation-cache/3"
 Warn = Callable[[str], None]
 
 
-def fingerprint(config: Config) -> str:
-    """What a cached result depends on: the check code, the registry and the settings."""
+@functools.lru_cache(maxsize=8)
+def _fingerprint(settings: str) -> str:
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(__version__.encode())
     package = Path(validation.__file__).parent
@@ -36,32 +52,140 @@ def fingerprint(config: Config) -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())
-    digest.update(json.dumps(config.as_dict(), sort_keys=True, default=str).encode())
+    digest.update(settings.encode())
     return digest.hexdigest()
 
 
+def fingerprint(config: Config) -> str:
+    """What a cached result depends on: the check code, the registry and the settings.
+
+    ``exclude`` only chooses which files are read, not what a file's result is: left out.
+    """
+    settings = {k: v for k, v in config.as_dict().items() if k != "exclude"}
+    return _fingerprint(json.dumps(settings, sort_keys=True, default=str))
+
+
+# --- entries as JSON ----------------------------------------------------------------------------
+def _array(a: np.ndarray, dtype: str) -> str:
+    return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
+
+
+def _unarray(text: str, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    a = np.frombuffer(base64.b64decode(text, validate=True), dtype=dtype)
+    return a.reshape(shape).astype(dtype[1:])  # a writable array in native byte order
+
+
+def _finding(f: Finding) -> dict[str, Any]:
+    return {k.name: getattr(f, k.name) for k in fields(Finding)} | {"severity": str(f.severity)}
+
+
+def _unfinding(d: dict[str, Any]) -> Finding:
+    return Finding(**(d | {"severity": Severity(d["severity"])}))
+
+
+def encode_record(r: RecordResult) -> dict[str, Any]:
+    return {
+        "findings": [_finding(f) for f in r.findings],
+        "id": r.id,
+        "sig": _array(r.sig, "<u2"),
+    }
+
+
+def decode_record(d: dict[str, Any]) -> RecordResult:
+    return RecordResult(
+        tuple(_unfinding(f) for f in d["findings"]), str(d["id"]), _unarray(d["sig"], "<u2", (-1,))
+    )
+
+
+def encode_file(r: FileResult) -> dict[str, Any]:
+    header = None
+    if r.header is not None:
+        header = {k.name: getattr(r.header, k.name) for k in fields(Header)}
+    return {
+        "path": r.path,
+        "header": header,
+        "sha256": r.sha256,
+        "size": r.size,
+        "lines": _array(r.lines, "<i4"),
+        "ids": list(r.ids),
+        "sigs": _array(r.sigs, "<u2"),
+        "findings": [_finding(f) for f in r.findings],
+    }
+
+
+def decode_file(d: dict[str, Any]) -> FileResult:
+    n = len(d["ids"])
+    return FileResult(
+        path=str(d["path"]),
+        header=Header(**d["header"]) if d["header"] is not None else None,
+        sha256=str(d["sha256"]),
+        size=int(d["size"]),
+        lines=_unarray(d["lines"], "<i4", (n,)),
+        ids=[str(i) for i in d["ids"]],
+        sigs=_unarray(d["sigs"], "<u2", (n, NUM_PERM)),
+        findings=[_unfinding(f) for f in d["findings"]],
+    )
+
+
+def _dump(value: dict[str, Any]) -> tuple[str, str]:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class ValidationCache:
-    def __init__(self, directory: str | Path, config: Config, warn: Warn) -> None:
+    def __init__(
+        self, directory: str | Path, config: Config, warn: Warn, *, readonly: bool = False
+    ) -> None:
         self.path = Path(directory) / "validation.sqlite"
         self.fingerprint = fingerprint(config)
         self.warn = warn
         self.hits = self.misses = 0
-        self._pending: list[tuple[str, bytes]] = []
+        self._pending: list[tuple[str, str, str]] = []
         self._db: sqlite3.Connection | None = None
+        self.readonly = readonly or self._cannot_write()
         try:
-            self._db = self._open()
+            self._db = self._open_readonly() if self.readonly else self._open()
         except (sqlite3.Error, OSError, ValueError) as exc:
-            warn(f"cache {self.path} is unusable ({exc}); set aside and rebuilt")
-            self._db = self._reset()
+            if self.readonly:
+                if not readonly:  # told by the caller: a worker; the parent already warned
+                    warn(f"cache {self.path} is read-only and unusable ({exc}); running without it")
+                self._db = None
+            else:
+                warn(f"cache {self.path} is unusable ({exc}); set aside and rebuilt")
+                self._db = self._reset()
+
+    def _cannot_write(self) -> bool:
+        """A cache we may read but not write: use it as it is, never rename or rebuild it."""
+        if self.path.exists():
+            return not (os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK))
+        folder = next(p for p in [self.path.parent, *self.path.parent.parents] if p.exists())
+        return not os.access(folder, os.W_OK)
+
+    def _check_meta(self, db: sqlite3.Connection) -> dict[str, str]:
+        rows = dict(db.execute("SELECT k, v FROM meta").fetchall())
+        if rows and rows.get("format") != FORMAT:
+            raise ValueError(f"format {rows.get('format')!r}, expected {FORMAT!r}")
+        return rows
+
+    def _open_readonly(self) -> sqlite3.Connection | None:
+        if not self.path.exists():
+            return None
+        uri = self.path.absolute().as_uri() + "?mode=ro"
+        if not os.access(self.path.parent, os.W_OK):
+            uri += "&immutable=1"  # no lock files can be made there, and nobody is writing
+        db = sqlite3.connect(uri, uri=True, timeout=30)
+        rows = self._check_meta(db)
+        if rows.get("fingerprint") != self.fingerprint:
+            db.close()
+            return None  # written by other checks or settings: every key would miss anyway
+        return db
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         db = sqlite3.connect(self.path, timeout=30)
         db.execute("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT)")
-        db.execute("CREATE TABLE IF NOT EXISTS entries (k TEXT PRIMARY KEY, v BLOB)")
-        rows = dict(db.execute("SELECT k, v FROM meta").fetchall())
-        if rows and rows.get("format") != FORMAT:
-            raise ValueError(f"format {rows.get('format')!r}, expected {FORMAT!r}")
+        db.execute("CREATE TABLE IF NOT EXISTS entries (k TEXT PRIMARY KEY, v TEXT, sum TEXT)")
+        rows = self._check_meta(db)
         if rows.get("fingerprint") not in (None, self.fingerprint):
             self.warn(
                 f"cache {self.path} was written by other checks or settings; "
@@ -87,54 +211,64 @@ class ValidationCache:
             self.fingerprint.encode() + kind.encode() + content, digest_size=20
         ).hexdigest()
 
-    def _get(self, key: str) -> object | None:
-        if self._db is None:
-            return None
-        try:
-            row = self._db.execute("SELECT v FROM entries WHERE k = ?", (key,)).fetchone()
-            value = pickle.loads(row[0]) if row else None
-        except Exception as exc:  # a damaged entry must never fail the run
-            self.warn(f"cache entry unreadable ({type(exc).__name__}); recomputing")
-            value = None
+    def _get(self, key: str, decode: Callable[[dict[str, Any]], Any]) -> Any:
+        value = None
+        if self._db is not None:
+            try:
+                row = self._db.execute("SELECT v, sum FROM entries WHERE k = ?", (key,)).fetchone()
+                if row is not None:
+                    text, checksum = row
+                    if not isinstance(text, str) or _dump(json.loads(text))[1] != checksum:
+                        raise ValueError("checksum mismatch")
+                    value = decode(json.loads(text))
+            except Exception as exc:  # a damaged or planted entry must never fail the run
+                self.warn(f"cache entry unreadable ({type(exc).__name__}); recomputing")
+                value = None
         if value is None:
             self.misses += 1
         else:
             self.hits += 1
         return value
 
-    def _put(self, key: str, value: object) -> None:
-        if self._db is not None:
-            self._pending.append((key, pickle.dumps(value, protocol=5)))
+    def _put(self, key: str, value: dict[str, Any]) -> None:
+        if self._db is not None and not self.readonly:
+            self._pending.append((key, *_dump(value)))
 
     # Whole files, keyed by their bytes.
     def get_file(self, sha256: str, path: str) -> FileResult | None:
-        value = self._get(self._key("file", sha256.encode()))
-        return value.relocated(path) if isinstance(value, FileResult) else None
+        value = self._get(self._key("file", sha256.encode()), decode_file)
+        return value.relocated(path) if value is not None else None
 
     def put_file(self, sha256: str, result: FileResult) -> None:
-        self._put(self._key("file", sha256.encode()), result)
+        self._put(self._key("file", sha256.encode()), encode_file(result))
 
     # Single records, keyed by their text (the RecordCache protocol of validation.runner).
+    def _record_key(self, text: str) -> str:
+        return self._key("record", text.encode("utf-8", "surrogatepass"))
+
     def get(self, text: str) -> RecordResult | None:
-        value = self._get(self._key("record", text.encode("utf-8")))
-        return value if isinstance(value, RecordResult) else None
+        return self._get(self._record_key(text), decode_record)
 
     def put(self, text: str, result: RecordResult) -> None:
-        self._put(self._key("record", text.encode("utf-8")), result)
+        self._pending.append((self._record_key(text), *_dump(encode_record(result))))
 
-    def take_pending(self) -> list[tuple[str, bytes]]:
+    def take_pending(self) -> list[tuple[str, str, str]]:
         pending, self._pending = self._pending, []
         return pending
 
-    def add_pending(self, entries: list[tuple[str, bytes]]) -> None:
-        self._pending.extend(entries)
+    def add_pending(self, entries: list[tuple[str, str, str]]) -> None:
+        if self._db is not None and not self.readonly:
+            self._pending.extend(entries)
 
     def flush(self) -> None:
-        if self._db is None or not self._pending:
+        if self._db is None or self.readonly or not self._pending:
+            self._pending = []
             return
         try:
             with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", self._pending)
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", self._pending
+                )
         except sqlite3.Error as exc:
             self.warn(f"cache {self.path} could not be written ({exc}); results not cached")
         self._pending = []

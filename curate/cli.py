@@ -1,8 +1,9 @@
 """The ``curate`` command line. It is thin: it reads options and config, calls the library, prints.
 
-Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``), 2 usage errors,
-3 anything unexpected (an environment failure or a bug: one line, the traceback with ``--debug``),
-130 interrupted, 141 output cut off by a closed pipe (``curate codes | head``).
+Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``), 2 usage errors
+(an output folder that is not ours included), 3 anything unexpected (a worker process that
+died, an environment failure or a bug: one line, the traceback with ``--debug``), 130
+interrupted, 141 output cut off by a closed pipe (``curate codes | head``).
 Bad input never produces a traceback: it is a finding or a one-line message.
 """
 
@@ -12,6 +13,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -47,6 +49,66 @@ def _add_run_options(p: argparse.ArgumentParser) -> None:
         help=f"do not read or write the validation cache ({DEFAULT_CACHE_DIR}/ by default, "
         "or $CURATE_CACHE_DIR)",
     )
+
+
+# --- filesystem and process safety: inputs, output folder, worker count -----------------------
+def _add_safety_options(p: argparse.ArgumentParser, *, build: bool) -> None:
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out drops whose path (relative to the folder given) or name matches GLOB; "
+        "repeatable, added to the config's exclude list",
+    )
+    p.add_argument(
+        "--force-jobs",
+        action="store_true",
+        help="allow --jobs above the number of CPUs (it is capped otherwise)",
+    )
+    if build:
+        p.add_argument(
+            "--force",
+            action="store_true",
+            help="if --out holds files that are not a previous build, move them aside to "
+            "DIR.replaced-N (kept) instead of refusing; never allowed for the current folder, "
+            "a parent of it or a source folder",
+        )
+
+
+def _jobs(args: argparse.Namespace) -> int | None:
+    """--jobs, capped at the CPUs this process may use unless --force-jobs."""
+    from curate.parallel import default_jobs
+
+    if args.jobs is None:
+        return None
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    cpus = default_jobs()
+    if args.jobs > cpus and not args.force_jobs:
+        print(
+            f"curate: note: --jobs {args.jobs} capped at {cpus}, the CPUs available "
+            "(--force-jobs to override)",
+            file=sys.stderr,
+        )
+        return cpus
+    return args.jobs
+
+
+def _safe_config(args: argparse.Namespace) -> Config:
+    from dataclasses import replace
+
+    config = _config(args)
+    if args.exclude:
+        config = replace(config, exclude=(*config.exclude, *args.exclude))
+    return config
+
+
+def _printable_streams() -> None:
+    """A file name that is not UTF-8 is printed with escapes, never a UnicodeEncodeError."""
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
 
 
 def cache_dir(args: argparse.Namespace) -> str | None:
@@ -245,6 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
     _add_baseline_options(v)
     _add_run_options(v)
+    _add_safety_options(v, build=False)
     _add_config(v)
     v.set_defaults(func=cmd_validate)
 
@@ -267,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="if --previous hub:ORG/NAME has no release yet, build the first one, not fail",
     )
     _add_run_options(b)
+    _add_safety_options(b, build=True)
     _add_config(b)
     b.set_defaults(func=cmd_build)
 
@@ -346,21 +410,27 @@ def _in_project(args: argparse.Namespace, name: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from curate.validate import validate_paths
+    from curate.validate import printable, validate_paths
     from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
 
-    if args.output and os.path.isdir(args.output):
-        raise UsageError(f"--output {args.output} is a folder; give the report's file name")
-    config = _config(args)
+    config = _safe_config(args)
+    if args.output:  # before the work, not after it
+        output = Path(args.output).absolute()
+        if output.is_dir():
+            raise UsageError(f"--output {args.output} is a folder; give the report's file name")
+        blocker = next((p for p in output.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise UsageError(f"--output {args.output} is under the file {blocker}")
     out = console(args)
     paths = args.paths or [_in_project(args, DEFAULT_SOURCES)]
     try:
         report = validate_paths(
-            paths, config, jobs=args.jobs, cache_dir=cache_dir(args), progress=out.files(paths)
+            paths, config, jobs=_jobs(args), cache_dir=cache_dir(args), progress=out.files(paths)
         ).report
     finally:
         out.close()
     out.timings(report.timings)
+    report = printable(report)
     if args.write_baseline:
         from curate.baseline import write_baseline
 
@@ -382,6 +452,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if args.output:
         from curate.io import atomic_write_text
 
+        # A full disk or a read-only folder is an environment failure: main() says it in one
+        # line naming the file (exit 3); the path itself was checked before the work.
         atomic_write_text(args.output, render_json(report))
     if report.failed(strict=args.strict):
         print(f"curate: failed: {_why_failed(report)}", file=sys.stderr)
@@ -392,10 +464,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_build(args: argparse.Namespace) -> int:
     from curate.build import BuildRefused, build
     from curate.card import template_path
+    from curate.validate import printable
     from validation.render import render_text
 
-    config = _config(args)
-    out_dir = args.out or _in_project(args, "dist")
+    config = _safe_config(args)
+    jobs = _jobs(args)
+    out_dir = args.out if args.out is not None else _in_project(args, "dist")
     try:
         template = template_path(config, args.template, _loaded(args).root)
     except FileNotFoundError as exc:
@@ -424,13 +498,14 @@ def cmd_build(args: argparse.Namespace) -> int:
             progress=say,
             template=template,
             previous=previous,
-            jobs=args.jobs,
+            jobs=jobs,
             cache_dir=cache_dir(args),
             on_file=out.files(paths),
+            force=args.force,
         )
     except BuildRefused as exc:
         out.close()
-        sys.stdout.write(render_text(exc.report))
+        sys.stdout.write(render_text(printable(exc.report)))
         print(f"curate: build refused: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:
@@ -591,6 +666,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; whatever happens, at most one line on stderr unless ``--debug``."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    _printable_streams()
     try:
         code = int(args.func(args))
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
@@ -601,6 +677,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (release.ReleaseError, HubError) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 1
+    except BrokenProcessPool:
+        print(
+            "curate: error: a worker process died (killed, e.g. by the out-of-memory killer); "
+            "nothing was written; retry with fewer --jobs",
+            file=sys.stderr,
+        )
+        return 3
     except KeyboardInterrupt:
         print("curate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

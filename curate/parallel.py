@@ -11,11 +11,45 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from types import TracebackType
+
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when the main process ends, however it ends.
+
+    On Linux the kernel sends SIGKILL to the worker when its parent dies (even by SIGKILL, when
+    no cleanup code runs); elsewhere a daemon thread polls for the parent and exits.
+    """
+    if sys.platform == "linux":
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            _watchdog(parent)
+    else:
+        _watchdog(parent)
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+
+
+def _watchdog(parent: int) -> None:
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True).start()
 
 
 def default_jobs() -> int:
@@ -36,13 +70,17 @@ class Workers:
         if self._pool is None:
             method = "fork" if sys.platform == "linux" else "spawn"
             self._pool = ProcessPoolExecutor(
-                max_workers=self.jobs, mp_context=multiprocessing.get_context(method)
+                max_workers=self.jobs,
+                mp_context=multiprocessing.get_context(method),
+                initializer=_die_with_parent,
+                initargs=(os.getpid(),),
             )
         return self._pool
 
     def close(self) -> None:
+        """Stop the workers; queued work is cancelled, so an interrupted run stops promptly."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
     def __enter__(self) -> Workers:

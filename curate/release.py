@@ -511,7 +511,8 @@ def manifest_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
             out.append(f"file {name} removed")
         elif old_files[name].get("sha256") != new_files[name].get("sha256"):
             out.append(f"file {name} changed")
-    skip = VERSION_INDEPENDENT | {"fingerprint", "rows", "schema"}
+    # local_files: the hash of the build's own report page, which is not part of the release
+    skip = VERSION_INDEPENDENT | {"fingerprint", "rows", "schema", "local_files"}
     for key in sorted((set(old) | set(new)) - skip):
         a, b = old.get(key), new.get(key)
         if a == b:

@@ -7,19 +7,25 @@ returns only findings and compact sketches, so memory stays flat however large t
 from __future__ import annotations
 
 import hashlib
+import json
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import numpy as np
 
 from curate.cache import ValidationCache
 from curate.parallel import Workers, borrow, default_jobs
-from curate.parse import collect_paths, parse_file
+from curate.parse import discover, display, parse_file
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Report
+from validation.registry import finding
 from validation.runner import add_timings, check_corpus, check_file, make_report
+from validation.sketch import NUM_PERM
 
 # Below this much input, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 2_000_000
@@ -34,25 +40,37 @@ class ValidationRun:
     report: Report
     cache_hits: int = 0
     cache_misses: int = 0
+    # Each file's name relative to its source folder (parallel to ``files``): what a build
+    # publishes instead of the local path.
+    names: list[str] = field(default_factory=list)
 
 
 def _stderr_warning(message: str) -> None:
     print(f"curate: warning: {message}", file=sys.stderr, flush=True)
 
 
+_worker_caches: dict[tuple[str, str], ValidationCache] = {}
+
+
 def _check_one(
     path: str, config: Config, cache_dir: str | None
-) -> tuple[FileResult, list[tuple[str, bytes]], int, int]:
-    """Worker: check one file with a cache of its own; return what the parent is to store."""
-    cache = ValidationCache(cache_dir, config, _stderr_warning) if cache_dir else None
-    try:
-        result = _check_with(path, config, cache)
-        if cache is None:
-            return result, [], 0, 0
-        return result, cache.take_pending(), cache.hits, cache.misses
-    finally:
-        if cache is not None:
-            cache.close()
+) -> tuple[FileResult, list[tuple[str, str, str]], int, int]:
+    """Worker: check one file; return its result and the cache entries the parent is to store.
+
+    A worker reads the cache through one read-only connection kept for its lifetime (not one
+    per file), and the parent writes every new entry in one transaction.
+    """
+    if not cache_dir:
+        return _check_with(path, config, None), [], 0, 0
+    key = (cache_dir, json.dumps(config.as_dict(), sort_keys=True, default=str))
+    cache = _worker_caches.get(key)
+    if cache is None:
+        cache = _worker_caches[key] = ValidationCache(
+            cache_dir, config, _stderr_warning, readonly=True
+        )
+    hits, misses = cache.hits, cache.misses
+    result = _check_with(path, config, cache)
+    return result, cache.take_pending(), cache.hits - hits, cache.misses - misses
 
 
 def _check_with(path: str, config: Config, cache: ValidationCache | None) -> FileResult:
@@ -95,19 +113,23 @@ def validate_paths(
     small input), from ``workers`` if the caller shares its pool; ``cache_dir`` turns on the
     content-addressed cache.
     """
-    found = collect_paths(paths)
+    entries = discover(paths, config.exclude)
+    found = [e.path for e in entries]
     timings: dict[str, float] = {}
     cache = ValidationCache(cache_dir, config, warn) if cache_dir else None
     results: list[FileResult | None] = [None] * len(found)
     todo: list[int] = []
     t = time.perf_counter()
-    for i, path in enumerate(found):
+    for i, entry in enumerate(entries):
+        if entry.problem is not None:  # a symlink out of the folders, a dangling one, a loop
+            code, message = entry.problem
+            where = entry.path.as_posix()
+            results[i] = _empty_result(where, [finding(code, where, 0, message, config)])
+            continue
         if cache is not None:
-            try:
-                sha = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError:
-                sha = ""
-            hit = cache.get_file(sha, path.as_posix()) if sha else None
+            data = _cacheable_bytes(entry.path, config)
+            sha = hashlib.sha256(data).hexdigest() if data is not None else ""
+            hit = cache.get_file(sha, entry.path.as_posix()) if sha else None
             if hit is not None:
                 results[i] = hit
                 if progress:
@@ -117,7 +139,7 @@ def validate_paths(
     timings["cache lookup"] = time.perf_counter() - t
 
     jobs = (workers.jobs if workers else default_jobs()) if jobs is None else max(1, jobs)
-    total = sum(found[i].stat().st_size for i in todo if found[i].is_file())
+    total = sum(_size(found[i]) for i in todo)
     cache_arg = str(cache_dir) if cache is not None else None
     t = time.perf_counter()
     if jobs > 1 and len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
@@ -145,7 +167,11 @@ def validate_paths(
     add_timings(timings, corpus_timings)
     for r in done:  # the corpus checks were their only reader: 252 bytes a record, let go
         r.sigs = r.sigs[:0]
-    run = ValidationRun(done, make_report(done, corpus_findings, timings, config))
+    run = ValidationRun(
+        done,
+        make_report(done, corpus_findings, timings, config),
+        names=[e.name for e in entries],
+    )
     if cache is not None:
         cache.close()
         run.cache_hits, run.cache_misses = cache.hits, cache.misses
@@ -160,3 +186,47 @@ def _store(
         cache.put_file(result.sha256, replace(result, timings={}))
     if progress:
         progress(result.path, result.n_records)
+
+
+def _size(path: Path) -> int:
+    try:
+        info = path.stat()
+    except OSError:
+        return 0
+    return info.st_size if stat.S_ISREG(info.st_mode) else 0
+
+
+def _cacheable_bytes(path: Path, config: Config) -> bytes | None:
+    """The bytes of a regular file within the size limit, to key the cache; else None.
+
+    Never opens a FIFO or a device (it could block forever) and never reads past the limit:
+    such entries are not cached, and parsing reports them.
+    """
+    try:
+        info = path.stat()
+        limit = config.max_file_bytes
+        if not stat.S_ISREG(info.st_mode) or (limit and info.st_size > limit):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _empty_result(path: str, findings: list) -> FileResult:
+    return FileResult(
+        path, None, "", 0, np.empty(0, np.int32), [], np.empty((0, NUM_PERM), np.uint16), findings
+    )
+
+
+def printable(report: Report) -> Report:
+    """The report with every path printable and writable as UTF-8 (see :func:`display`)."""
+    findings = [
+        replace(
+            f,
+            file=display(f.file),
+            related=display(f.related) if f.related is not None else None,
+            message=display(f.message),
+        )
+        for f in report.findings
+    ]
+    return replace(report, findings=findings, files=[display(p) for p in report.files])

@@ -255,11 +255,13 @@ def test_validation_errors_refuse_the_build(drop, tmp_path, capsys):
     out = tmp_path / "dist"
     out.mkdir()
     (out / "keep.txt").write_text("previous release")
-    assert main(["build", str(drop.folder), "--out", str(out)]) == 1
+    # --force: a folder that is not a build would otherwise be refused before validation
+    assert main(["build", str(drop.folder), "--out", str(out), "--force"]) == 1
     captured = capsys.readouterr()
     assert "control-char" in captured.out
     assert "build refused" in captured.err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dist", "drop"]  # nothing moved aside
 
 
 # --- near-duplicate policy ------------------------------------------------------------------------

@@ -29,6 +29,9 @@ register_code("line-endings", "warning", "CR or CRLF line endings")
 register_code("empty-file", "error", "no records (an empty file, or a header alone)")
 register_code("header-missing", "error", "line 1 is not a header (for example it is an abstract)")
 register_code("unreadable", "error", "the file cannot be read at all (permissions, I/O error)")
+register_code("outside-link", "error", "a symlink in a source folder points outside the folders")
+register_code("file-too-large", "error", "the file is larger than max_file_bytes; it is not read")
+register_code("record-too-large", "error", "a record is longer than max_record_chars")
 
 
 def _excerpt(text: str, width: int = 60) -> str:

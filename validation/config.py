@@ -62,6 +62,12 @@ class Config:
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     row_policy: dict[str, str] = field(default_factory=dict)
 
+    # Inputs and limits (filesystem safety): globs of drops to leave out, and the sizes past
+    # which a file or a record is an error instead of work out of proportion (0: no limit).
+    exclude: tuple[str, ...] = ()
+    max_record_chars: int = 100_000
+    max_file_bytes: int = 64 * 1024 * 1024
+
     def ignored(self, code: str, path: str) -> bool:
         """Whether ``per_file_ignores`` turns ``code`` off for the file at ``path``.
 

@@ -36,7 +36,8 @@ RECORD_SCHEMA = pa.DataFrameSchema(
 def records_frame(source: SourceFile) -> pd.DataFrame:
     rows = [
         {
-            "file": r.file,
+            # A file name that is not UTF-8 holds lone surrogates, which Arrow cannot encode.
+            "file": r.file.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
             "line": r.line,
             "text": r.text,
             "venue": r.header.venue if r.header else None,
@@ -66,7 +67,7 @@ def schema_findings(source: SourceFile, config: Config) -> Iterator[Finding]:
                 file, line = source.path, 0
             else:
                 row = frame.iloc[int(index)]
-                file, line = row["file"], int(row["line"])
+                file, line = source.path, int(row["line"])
             column = str(case.column)
             check = str(case.check)
             value = str(case.failure_case)
