@@ -31,6 +31,7 @@ from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from pylatexenc.macrospec import MacroSpec
 
+from curate import texmath
 from validation import residue
 
 __all__ = ["CleanResult", "clean_text"]
@@ -48,6 +49,8 @@ class CleanResult:
     text: str
     kinds: tuple[str, ...]
     fixed_mojibake: bool
+    # Math spans that could not be converted faithfully and are kept as their TeX source.
+    math_kept: tuple[str, ...] = ()
 
 
 # --- Step 1: mojibake -----------------------------------------------------------------------
@@ -137,16 +140,23 @@ def _clean_html(text: str) -> tuple[str, bool]:
 # --- Step 3: Markdown -----------------------------------------------------------------------
 
 
-def _markdown_to_text(match: re.Match[str]) -> str:
-    """Drop the markup, keep every word: a link keeps its text and its URL."""
+def _markdown_to_text(match: re.Match[str], text: str) -> str:
+    """Drop the markup, keep every word: a link keeps its text and its URL.
+
+    ``match`` was found in the text with its math masked; the words come from ``text``.
+    """
+
+    def group(name: str) -> str:
+        return text[match.start(name) : match.end(name)]
+
     if match.group("link_url") is not None:
-        label, url = match.group("link_text"), match.group("link_url")
+        label, url = group("link_text"), group("link_url")
         return url if label.strip() == url else f"{label} ({url})"
     if match.group("star") is not None:
-        return match.group("star_body")
+        return group("star_body")
     if match.group("under") is not None:
-        return match.group("under_body")
-    return match.group("code_body")
+        return group("under_body")
+    return group("code_body")
 
 
 def _crosses(start: int, end: int, spans: list[residue.Residue]) -> bool:
@@ -164,8 +174,8 @@ def _crosses(start: int, end: int, spans: list[residue.Residue]) -> bool:
 def _clean_markdown(text: str) -> tuple[str, bool]:
     latex_spans = residue.find("latex", text)
     spans = [
-        (m.start(), m.end(), _markdown_to_text(m))
-        for m in residue.MARKDOWN.finditer(text)
+        (m.start(), m.end(), _markdown_to_text(m, text))
+        for m in residue.MARKDOWN.finditer(residue.mask_math(text))
         if not _crosses(m.start(), m.end(), latex_spans)
     ]
     if not spans:
@@ -285,11 +295,24 @@ def _latex_to_text(span: str) -> str:
     return f"{lead}{converted}{trail}"
 
 
-def _clean_latex(text: str) -> tuple[str, bool]:
+def _clean_latex(
+    text: str, math: str = "unicode", kept: list[str] | None = None
+) -> tuple[str, bool]:
+    """Text-mode TeX by ``_latex_to_text``; math spans by :func:`curate.texmath.convert`, which
+    keeps (and ``kept`` collects) what it cannot convert faithfully."""
     spans = residue.find("latex", text)
     if not spans:
         return text, False
-    return _rewrite(text, ((s.start, s.end, _latex_to_text(s.text)) for s in spans)), True
+
+    def convert(span: str) -> str:
+        if not residue.is_math(span):
+            return _latex_to_text(span)
+        result = texmath.convert(span, math)
+        if result.kept and kept is not None:
+            kept.append(result.text)
+        return result.text
+
+    return _rewrite(text, ((s.start, s.end, convert(s.text)) for s in spans)), True
 
 
 # --- Steps 5 and 6: normalisation and whitespace --------------------------------------------
@@ -322,28 +345,36 @@ _MAX_PASSES = 10
 _KINDS = tuple(kind for kind, _ in _STEPS)
 
 
-def _one_pass(text: str) -> tuple[str, set[str], bool]:
+def _one_pass(text: str, math: str, kept: list[str]) -> tuple[str, set[str], bool]:
     text, mojibake = _repair_mojibake(text)
     kinds: set[str] = set()
     for kind, step in _STEPS:
-        text, found = step(text)
+        if kind == "latex":
+            text, found = _clean_latex(text, math, kept)
+        else:
+            text, found = step(text)
         if found:
             kinds.add(kind)
     return _normalise(text), kinds, mojibake
 
 
-def clean_text(text: str) -> CleanResult:
+def clean_text(text: str, math: str = "unicode") -> CleanResult:
     """Clean one record: mojibake, HTML, Markdown, LaTeX, NFC, whitespace.
 
-    The pass is repeated until the text no longer changes, so the result contains no residue
-    that a rewrite exposed and ``clean_text(result.text)`` returns the same text.
+    ``math`` is the math policy (``"unicode"`` or ``"tex"``, see :mod:`curate.texmath`). The
+    pass is repeated until the text no longer changes, so the result contains no residue that a
+    rewrite exposed and ``clean_text(result.text)`` returns the same text. A math span that
+    could not be converted is kept as TeX in every pass; the last pass, which changed nothing,
+    lists those spans in ``math_kept``.
     """
     if not residue.may_be_mojibake(text) and not any(residue.may_have(k, text) for k in _KINDS):
         return CleanResult(_normalise(text), (), False)  # most records: nothing to rewrite
     kinds: set[str] = set()
     mojibake = False
+    kept: list[str] = []
     for _ in range(_MAX_PASSES):
-        cleaned, found, fixed = _one_pass(text)
+        kept = []
+        cleaned, found, fixed = _one_pass(text, math, kept)
         kinds |= found
         mojibake |= fixed
         if cleaned == text:
@@ -353,4 +384,5 @@ def clean_text(text: str) -> CleanResult:
         text=text,
         kinds=tuple(kind for kind in residue.KINDS if kind in kinds),
         fixed_mojibake=mojibake,
+        math_kept=tuple(kept),
     )

@@ -11,12 +11,24 @@ import re
 from dataclasses import dataclass
 from html.entities import html5
 
-# --- LaTeX ------------------------------------------------------------------------------------
+# --- Math ---------------------------------------------------------------------------------------
 # Math first (it may contain commands), then \( \) and \[ \], then commands and escapes.
-# A closing `$` has no space before it, so prices are not math: `costs $5 and $10`
-# (half of Pandoc's rule; the other half, no space after the opening `$`, breaks a seed).
-_LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<![\\\s])\$(?!\$)"
+# An inline `$` pairs with the next `$`. The span is math when the closing `$` has no blank
+# before it (half of Pandoc's rule; the other half, no blank after the opening `$`, breaks a
+# seed), or, with blanks inside the dollars (`$ x $`, `$M < $`, `$ \delta $`), when what is
+# between them is a single letter or holds TeX syntax (`\ ^ _ { } = < >`). So prices stay
+# text: `costs $5 and $10` has a blank before its second `$` and no TeX between.
+_MATH_SYNTAX = r"[\\^_{}=<>]"
+_LATEX_MATH = (
+    r"(?<!\\)\$\$.+?(?<!\\)\$\$"
+    r"|(?<![\\$])\$(?!\s*\$)"
+    rf"(?:[^$]+?(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX})[^$]+?(?<!\\))"
+    r"\$(?!\$)"
+)
 _LATEX_DELIMITED = r"\\\((?:.+?)\\\)|\\\[(?:.+?)\\\]"
+# The spans in which TeX is math: Markdown and HTML are never looked for inside them
+# (`$C^*$-algebras`, `$x_i$ ... $y_i$` and `$\partial<Q>$` are formulas, not emphasis or tags).
+MATH = re.compile(f"{_LATEX_MATH}|{_LATEX_DELIMITED}", re.S)
 # A command: \name, its optional [..] and {..} arguments (one level of nesting is enough for
 # abstracts); environments (\begin{x}...\end{x}) are commands too.
 _BRACED = r"\{(?:[^{}]|\{(?:[^{}]|\{[^{}]*\})*\})*\}"
@@ -93,18 +105,42 @@ def may_be_mojibake(text: str) -> bool:
     return _MOJIBAKE_SUSPECT.search(text) is not None
 
 
+# What a math span is replaced by before Markdown and HTML are looked for: a private-use
+# character, neither a word character nor a blank nor markup, one per character so that
+# offsets stay those of the text.
+MATH_MASK = "\ue000"
+
+
+def mask_math(text: str) -> str:
+    """``text`` with every math span blanked out by :data:`MATH_MASK`, offsets unchanged."""
+    if not may_have("latex", text):
+        return text
+    return MATH.sub(lambda m: MATH_MASK * len(m.group()), text)
+
+
+def is_math(span: str) -> bool:
+    """True if ``span`` (a LaTeX residue span) is a whole math span."""
+    return MATH.fullmatch(span) is not None
+
+
 def find(kind: str, text: str) -> list[Residue]:
-    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``."""
+    """Every residue span of ``kind`` ('latex', 'markdown' or 'html') in ``text``.
+
+    Markdown and HTML are looked for outside math spans only.
+    """
     if not may_have(kind, text):
         return []
     if kind == "latex":
         return [Residue(kind, m.start(), m.end(), m.group()) for m in LATEX.finditer(text)]
     if kind == "markdown":
-        return [Residue(kind, m.start(), m.end(), m.group()) for m in MARKDOWN.finditer(text)]
+        masked = mask_math(text)
+        return [Residue(kind, m.start(), m.end(), text[m.start() : m.end()])
+                for m in MARKDOWN.finditer(masked)]  # fmt: skip
     if kind == "html":
+        masked = mask_math(text)
         return [
-            Residue(kind, m.start(), m.end(), m.group())
-            for m in HTML.finditer(text)
+            Residue(kind, m.start(), m.end(), text[m.start() : m.end()])
+            for m in HTML.finditer(masked)
             if not m.group().startswith("&") or _is_entity(m.group())
         ]
     raise ValueError(f"unknown residue kind {kind!r}")
