@@ -24,7 +24,7 @@ from curate.validate import validate_paths
 from validation import residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
-from validation.findings import Finding, Report
+from validation.findings import Finding, Report, Severity
 from validation.render import render_json
 
 Progress = Callable[[str], None]
@@ -188,6 +188,11 @@ def build(
             parquet = stage / export.PARQUET_PATH
             table = assemble(files, groups, config, parquet, jobs=jobs, workers=workers, say=say)
             timings.update(table.timings)
+            report.extend(table.math_kept)
+            report.sort()
+            kept_errors = [f for f in table.math_kept if f.severity is Severity.ERROR]
+            if kept_errors:
+                raise BuildRefused(f"{len(kept_errors)} math spans kept as TeX", report)
             metadata_started = time.perf_counter()
             fingerprint = table.fingerprint
             sources = _source_entries(files)
@@ -203,6 +208,7 @@ def build(
                 "length": length_stats(word_counts.tolist()),
                 "markup": {k: table.markup[k] for k in residue.KINDS},
                 "has_math": table.has_math,
+                "math_kept": len(table.math_kept),
             }
             languages = sorted(table.languages)
             published_report = render_json(_published_report(report))

@@ -29,9 +29,9 @@ from functools import lru_cache
 from pylatexenc import latexwalker, macrospec
 from pylatexenc.latex2text import get_default_latex_context_db
 
-__all__ = ["MATH_POLICIES", "MathResult", "convert"]
+from validation.config import MATH_POLICIES
 
-MATH_POLICIES = ("unicode", "tex")
+__all__ = ["MATH_POLICIES", "MathResult", "convert"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +58,7 @@ def _symbol_table() -> dict[str, str]:
     # letters, as curate/clean.py decides for text mode too.
     table.update(
         epsilon="ε",
+        ne="≠",
         phi="φ",
         prime="′",
         ast="∗",
@@ -263,22 +264,37 @@ def _skip_blanks(tokens: list[Token], i: int) -> int:
     return i
 
 
+def _arity(name: str) -> int:
+    if name in _FRACTIONS or name == "textcolor":
+        return 2
+    one = ("operatorname", "sqrt", "not", "unicode", "color")
+    if name in _KEEP_ARGUMENT or name in _ALPHABETS or name in _ACCENTS or name in one:
+        return 1
+    return 0
+
+
 def _argument(tokens: list[Token], i: int) -> tuple[list[Token], int]:
-    """TeX's rule: the next group, or the next single token."""
+    """TeX's rule: the next group, or the next single token; a macro brings its own arguments
+    (``M_\\mathrm{200c}`` is ``M_{\\mathrm{200c}}``)."""
     i = _skip_blanks(tokens, i)
     if i >= len(tokens):
         raise Unfaithful("missing argument")
     kind, value = tokens[i]
     if kind == "g":
         return list(value), i + 1  # type: ignore[call-overload]
-    return [tokens[i]], i + 1
+    taken = [tokens[i]]
+    i += 1
+    if kind == "m":
+        for _ in range(_arity(str(value))):
+            arg, i = _argument(tokens, i)
+            taken.append(("g", arg))
+    return taken, i
 
 
 def _atomic(text: str) -> bool:
-    """Needs no parentheses as an operand: one character (with its marks) or a number."""
-    if len(unicodedata.normalize("NFC", text)) == 1:
-        return True
-    return bool(re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text))
+    """Needs no parentheses as an operand: one character (with its marks) or a whole number
+    (``10^10.85`` could be read as ``(10^10).85``, so a decimal is wrapped)."""
+    return len(unicodedata.normalize("NFC", text)) == 1 or text.isdigit()
 
 
 def _wrapped(text: str) -> bool:
@@ -352,7 +368,11 @@ def _render(tokens: list[Token]) -> str:
         kind, value = tokens[i]
         i += 1
         if kind == "g":
-            pieces.append(_render(value))  # type: ignore[arg-type]
+            group: list[Token] = value  # type: ignore[assignment]
+            if len(group) == 1 and group[0][0] == "m" and group[0][1] in _OPERATORS:
+                pieces.append(_Op(str(group[0][1])))  # `20{\\deg}` is still an operator
+            else:
+                pieces.append(_render(group))
             continue
         if kind == "c":
             ch = str(value)

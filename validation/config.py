@@ -15,6 +15,8 @@ from typing import Any
 from validation.findings import Severity
 
 NEAR_DUPLICATE_POLICIES = ("merge", "keep", "fail")
+# How the build writes math spans: faithful Unicode text, or normalised TeX between $…$.
+MATH_POLICIES = ("unicode", "tex")
 
 
 class ConfigError(ValueError):
@@ -43,6 +45,8 @@ class Config:
     )
     card_template: str = "dataset_card.md"
     severity: dict[str, Severity] = field(default_factory=dict)
+    # --- math (issue 8): how math spans are written in `abstract` (curate/texmath.py)
+    math: str = "unicode"
 
     def as_dict(self) -> dict[str, Any]:
         """The settings as plain data, for the manifest and the cache key."""
@@ -95,6 +99,8 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
             raise bad(f"a {type(default).__name__}")
         if name == "near_duplicates" and value not in NEAR_DUPLICATE_POLICIES:
             raise bad("one of " + ", ".join(NEAR_DUPLICATE_POLICIES))
+        if name == "math" and value not in MATH_POLICIES:
+            raise bad("one of " + ", ".join(MATH_POLICIES))
         return value
     if isinstance(default, float):
         if not isinstance(value, int | float) or isinstance(value, bool):
