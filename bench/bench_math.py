@@ -188,32 +188,47 @@ def judge_row(raw: str, cleaned: str) -> tuple[str, list[str]]:
 def align(prose: list[str], out: str, budget: int = 5000) -> list[str] | None:
     """The text between consecutive prose pieces in ``out``, or None if they are not all there.
 
-    A depth-first search over the places each piece occurs, so that a short piece (``, ``)
-    found inside a formula's output is tried again further on; ``budget`` bounds the search.
+    A piece is found by its first and last 16 characters only (the prose in between may hold
+    text-mode markup that the cleaner rewrote; the formula's neighbours rarely do). A
+    depth-first search over the places each piece occurs, so that a short piece (``, ``) found
+    inside a formula's output is tried again further on; ``budget`` bounds the search.
     """
-    first, last = prose[0], prose[-1]
-    if not out.startswith(first) or not out.endswith(last) or len(first) + len(last) > len(out):
+    edge = 16
+
+    def ends(k: int, at: int) -> int:
+        """Where piece k, starting at ``at``, ends in ``out`` (-1 if it does not)."""
+        piece = prose[k]
+        if len(piece) <= 2 * edge:
+            return at + len(piece) if out.startswith(piece, at) else -1
+        tail = out.find(piece[-edge:], at + edge)
+        return tail + edge if tail != -1 else -1
+
+    def head(k: int) -> str:
+        return prose[k][:edge]
+
+    first_end = ends(0, 0) if out.startswith(head(0)) else -1
+    if first_end == -1:
         return None
     steps = 0
 
     def search(k: int, pos: int) -> list[str] | None:
         nonlocal steps
-        if k == len(prose) - 1:
-            end = len(out) - len(last)
-            return [out[pos:end]] if end >= pos else None
-        at = out.find(prose[k], pos + 1)
+        at = out.find(head(k), pos + 1) if prose[k] else len(out)
         while at != -1 and steps < budget:
             steps += 1
-            if out[pos:at].strip():  # a formula never becomes nothing: not here
-                rest = search(k + 1, at + len(prose[k]))
-                if rest is not None:
-                    return [out[pos:at], *rest]
-            at = out.find(prose[k], at + 1)
+            end = ends(k, at) if prose[k] else len(out)
+            if out[pos:at].strip() and end != -1:  # a formula never becomes nothing
+                if k == len(prose) - 1:
+                    if end == len(out):
+                        return [out[pos:at]]
+                else:
+                    rest = search(k + 1, end)
+                    if rest is not None:
+                        return [out[pos:at], *rest]
+            at = out.find(head(k), at + 1) if prose[k] else -1
         return None
 
-    if len(prose) == 1:
-        return []
-    return search(1, len(first))
+    return [] if len(prose) == 1 else search(1, first_end)
 
 
 # --- Running a tree's cleaner or build in a child process --------------------------------------

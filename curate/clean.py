@@ -295,24 +295,26 @@ def _latex_to_text(span: str) -> str:
     return f"{lead}{converted}{trail}"
 
 
-def _clean_latex(
-    text: str, math: str = "unicode", kept: list[str] | None = None
-) -> tuple[str, bool]:
-    """Text-mode TeX by ``_latex_to_text``; math spans by :func:`curate.texmath.convert`, which
-    keeps (and ``kept`` collects) what it cannot convert faithfully."""
+def _clean_latex(text: str) -> tuple[str, bool]:
+    """Text-mode TeX; math spans are left for :func:`_convert_math`, after the last pass."""
     spans = residue.find("latex", text)
     if not spans:
         return text, False
+    rewrites = ((s.start, s.end, s.text if residue.is_math(s.text) else _latex_to_text(s.text))
+                for s in spans)  # fmt: skip
+    return _rewrite(text, rewrites), True
 
-    def convert(span: str) -> str:
-        if not residue.is_math(span):
-            return _latex_to_text(span)
-        result = texmath.convert(span, math)
-        if result.kept and kept is not None:
-            kept.append(result.text)
-        return result.text
 
-    return _rewrite(text, ((s.start, s.end, convert(s.text)) for s in spans)), True
+def _convert_math(text: str, math: str) -> tuple[str, tuple[str, ...]]:
+    """Every math span by :func:`curate.texmath.convert`, once: its output is never cleaned
+    again, so Markdown can not pair the ``_`` of two converted formulas. Returns the spans
+    kept as TeX because they could not be converted faithfully."""
+    spans = [s for s in residue.find("latex", text) if residue.is_math(s.text)]
+    if not spans:
+        return text, ()
+    results = [texmath.convert(s.text, math) for s in spans]
+    text = _rewrite(text, ((s.start, s.end, r.text) for s, r in zip(spans, results, strict=True)))
+    return text, tuple(r.text for r in results if r.kept)
 
 
 # --- Steps 5 and 6: normalisation and whitespace --------------------------------------------
@@ -345,14 +347,11 @@ _MAX_PASSES = 10
 _KINDS = tuple(kind for kind, _ in _STEPS)
 
 
-def _one_pass(text: str, math: str, kept: list[str]) -> tuple[str, set[str], bool]:
+def _one_pass(text: str) -> tuple[str, set[str], bool]:
     text, mojibake = _repair_mojibake(text)
     kinds: set[str] = set()
     for kind, step in _STEPS:
-        if kind == "latex":
-            text, found = _clean_latex(text, math, kept)
-        else:
-            text, found = step(text)
+        text, found = step(text)
         if found:
             kinds.add(kind)
     return _normalise(text), kinds, mojibake
@@ -363,26 +362,25 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
 
     ``math`` is the math policy (``"unicode"`` or ``"tex"``, see :mod:`curate.texmath`). The
     pass is repeated until the text no longer changes, so the result contains no residue that a
-    rewrite exposed and ``clean_text(result.text)`` returns the same text. A math span that
-    could not be converted is kept as TeX in every pass; the last pass, which changed nothing,
-    lists those spans in ``math_kept``.
+    rewrite exposed and ``clean_text(result.text)`` returns the same text. Math spans are left
+    alone by the passes and converted once at the end; those that could not be converted
+    faithfully are kept as TeX and listed in ``math_kept``.
     """
     if not residue.may_be_mojibake(text) and not any(residue.may_have(k, text) for k in _KINDS):
         return CleanResult(_normalise(text), (), False)  # most records: nothing to rewrite
     kinds: set[str] = set()
     mojibake = False
-    kept: list[str] = []
     for _ in range(_MAX_PASSES):
-        kept = []
-        cleaned, found, fixed = _one_pass(text, math, kept)
+        cleaned, found, fixed = _one_pass(text)
         kinds |= found
         mojibake |= fixed
         if cleaned == text:
             break
         text = cleaned
+    text, kept = _convert_math(text, math)
     return CleanResult(
-        text=text,
+        text=_normalise(text),
         kinds=tuple(kind for kind in residue.KINDS if kind in kinds),
         fixed_mojibake=mojibake,
-        math_kept=tuple(kept),
+        math_kept=kept,
     )

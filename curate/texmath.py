@@ -240,13 +240,36 @@ class _Op:
     name: str
 
 
-Piece = str | _Op
+@dataclass(slots=True)
+class _Frac:
+    """``a/b``: wrapped in parentheses unless it is the whole formula or already wrapped, so
+    that ``s\\log\\frac ds`` reads ``s log(d/s)``, not ``(s log d)/s``."""
+
+    text: str
+
+
+Piece = str | _Op | _Frac
+
+
+def _unwrap_fractions(pieces: list[Piece]) -> list[Piece]:
+    solid = [k for k, p in enumerate(pieces) if not (isinstance(p, str) and not p.strip())]
+    out: list[Piece] = []
+    for k, piece in enumerate(pieces):
+        if isinstance(piece, _Frac):
+            before = [pieces[j] for j in solid if j < k]
+            after = [pieces[j] for j in solid if j > k]
+            opened = before and isinstance(before[-1], str) and before[-1].endswith("(")
+            closed = after and isinstance(after[0], str) and after[0].startswith(")")
+            alone = not before and not after
+            piece = piece.text if alone or (opened and closed) else f"({piece.text})"
+        out.append(piece)
+    return out
 
 
 def _join(pieces: list[Piece]) -> str:
     out: list[str] = []
     prev_op = False
-    for piece in pieces:
+    for piece in _unwrap_fractions(pieces):
         text = piece.name if isinstance(piece, _Op) else piece
         if not text:
             continue
@@ -378,7 +401,14 @@ def _render(tokens: list[Token]) -> str:
             ch = str(value)
             if ch in "^_":
                 arg, i = _argument(tokens, i)
-                pieces.append(_script(ch, _render(arg)))
+                script = _script(ch, _render(arg))
+                j = _skip_blanks(tokens, i)
+                if ch == "^" and j < len(tokens) and tokens[j] == ("c", "_"):
+                    # x^a_b is x_b^a: the subscript first, so that its `_` follows the base
+                    # and never a `)`, where it could open Markdown emphasis in plain text.
+                    sub, i = _argument(tokens, j + 1)
+                    script = _script("_", _render(sub)) + script
+                pieces.append(script)
             elif ch == "*":
                 pieces.append("∗")
             elif ch == "<":
@@ -418,7 +448,7 @@ def _render(tokens: list[Token]) -> str:
         elif name in _FRACTIONS:
             num, i = _argument(tokens, i)
             den, i = _argument(tokens, i)
-            pieces.append(f"{_operand(_render(num))}/{_operand(_render(den))}")
+            pieces.append(_Frac(f"{_operand(_render(num))}/{_operand(_render(den))}"))
         elif name == "sqrt":
             root = "√"
             j = _skip_blanks(tokens, i)
