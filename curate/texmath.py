@@ -197,6 +197,7 @@ _BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
 _OPEN = re.compile(r"\A(?:\$\$|\$|\\\(|\\\[)")
 _CLOSE = re.compile(r"(?:\$\$|\$|\\\)|\\\])\Z")
 _BLANKS = re.compile(r"\s+")
+_ONLY_SPACE = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad)*")
 
 # A token is (kind, value): ("c", char), ("g", [tokens]) for a {group}, ("m", name).
 Token = tuple[str, object]
@@ -522,6 +523,8 @@ def convert(span: str, policy: str = "unicode") -> MathResult:
     except (Unfaithful, RecursionError):
         return MathResult(_as_tex(inner), kept=True)
     if not text:
+        if _ONLY_SPACE.fullmatch(inner):  # `$\\,$`: a space typed in math
+            return MathResult(" ", kept=False)
         return MathResult(_as_tex(inner), kept=True)
     # Keep a blank the source had between the span and its neighbours (``$5 and $10``).
     lead = " " if inner[:1].isspace() else ""
