@@ -248,10 +248,11 @@ def worker(src: str, mode: str, corpus: str, out: str) -> None:
         seconds = time.perf_counter() - started
         Path(out).write_text(json.dumps({"seconds": seconds, "cleaned": cleaned}), "utf-8")
         return
+    import validation.checks  # noqa: F401  (fills the registry)
     from curate.build import build
-    from validation.checks import REGISTRY
     from validation.config import Config
     from validation.findings import Severity
+    from validation.registry import REGISTRY
 
     # The real corpus has language and control-character errors; they must not stop the build.
     lenient = Config(severity={code: Severity.WARNING for code in REGISTRY})

@@ -197,6 +197,9 @@ _BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
 _OPEN = re.compile(r"\A(?:\$\$|\$|\\\(|\\\[)")
 _CLOSE = re.compile(r"(?:\$\$|\$|\\\)|\\\])\Z")
 _BLANKS = re.compile(r"\s+")
+# Without these a span is plain characters, and the parser has nothing to do.
+_SYNTAX = re.compile(r"[\\{}^_&#%~$]")
+_PLAIN = {"*": "∗", "<": " < "}
 _ONLY_SPACE = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad)*")
 
 # A token is (kind, value): ("c", char), ("g", [tokens]) for a {group}, ("m", name).
@@ -515,6 +518,12 @@ def convert(span: str, policy: str = "unicode") -> MathResult:
     _open, inner, _close = _split(span)
     inner = html.unescape(inner) if "&" in inner else inner
     source = _BARE_PERCENT.sub(r"\1\\%", inner)
+    if policy == "unicode" and not _SYNTAX.search(inner):  # `$z$`, `$4.0<z<11.4$`: no parser
+        text = _BLANKS.sub(" ", "".join(_PLAIN.get(ch, ch) for ch in inner)).strip()
+        if text:
+            lead = " " if inner[:1].isspace() else ""
+            trail = " " if inner[-1:].isspace() else ""
+            return MathResult(f"{lead}{unicodedata.normalize('NFC', text)}{trail}", kept=False)
     try:
         tokens = _parse(source)
         if policy == "tex":
