@@ -45,7 +45,7 @@ DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "real-dev"
 
 # --- The judge's own view of math ---------------------------------------------------------------
 SPAN = re.compile(
-    r"\$\$(?P<d>.+?)\$\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]|(?<![\\$])\$(?P<i>[^$]+?)(?<!\\)\$",
+    r"\$\$(?P<d>.+?)\$\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]|(?<!\\)\$(?P<i>[^$]+?)(?<!\\)\$",
     re.S,
 )
 MACRO = re.compile(r"\\([A-Za-z]+)")
@@ -64,7 +64,7 @@ SYMBOLS = {
     "circ": "∘", "sqrt": "√∛∜", "prime": "′'", "langle": "⟨", "rangle": "⟩", "equiv": "≡",
     "subset": "⊂", "subseteq": "⊆", "cap": "∩", "cup": "∪", "forall": "∀", "exists": "∃",
     "perp": "⊥", "otimes": "⊗", "oplus": "⊕", "R": "ℝ", "N": "ℕ", "Z": "ℤ", "ldots": "…",
-    "dots": "…", "cdots": "⋯",
+    "dots": "…", "cdots": "⋯", "mid": "|",
 }  # fmt: skip
 OPERATOR_NAMES = frozenset(
     "log ln exp sin cos tan min max sup inf lim det deg dim ker arg Pr tanh".split()
@@ -110,7 +110,9 @@ def judge_span(inner: str, region: str) -> list[str]:
     if not region.strip() or "%s" in region:
         problems.append("empty-or-garbage")
     names = MACRO.findall(inner)
-    bare = re.sub(r"\\(?:unicode|begin|end)\{[^}]*\}", " ", inner)
+    # Arguments that are not content: a code point, an environment, a colour, a root's index
+    # (`\sqrt[4]{T}` is `∜T`).
+    bare = re.sub(r"\\(?:unicode|begin|end|textcolor|color)\{[^}]*\}|\\sqrt\[[34]\]", " ", inner)
     bare = MACRO.sub(" ", re.sub(r"\\[^A-Za-z]", " ", bare))
     want = Counter(ch for ch in fold(bare) if ch.isalnum() or ch in OPERATORS)
     have = Counter(ch for ch in fold(region) if ch.isalnum() or ch in OPERATORS)

@@ -17,13 +17,14 @@ from html.entities import html5
 # before it (half of Pandoc's rule; the other half, no blank after the opening `$`, breaks a
 # seed), or, with blanks inside the dollars (`$ x $`, `$M < $`, `$ \delta $`), when what is
 # between them is a single letter or holds TeX syntax (`\ ^ _ { } = < >`). So prices stay
-# text: `costs $5 and $10` has a blank before its second `$` and no TeX between.
+# text: `costs $5 and $10` has a blank before its second `$` and no TeX between. Formulas
+# may touch (`$z$$>$5`, `$L_X$$-$SFR`): `$$` opens display math only where it also closes it.
 _MATH_SYNTAX = r"[\\^_{}=<>]"
 _LATEX_MATH = (
     r"(?<!\\)\$\$.+?(?<!\\)\$\$"
-    r"|(?<![\\$])\$(?!\s*\$)"
+    r"|(?<!\\)\$(?!\s*\$)"
     rf"(?:[^$]+?(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX})[^$]+?(?<!\\))"
-    r"\$(?!\$)"
+    r"\$"
 )
 _LATEX_DELIMITED = r"\\\((?:.+?)\\\)|\\\[(?:.+?)\\\]"
 # The spans in which TeX is math: Markdown and HTML are never looked for inside them
