@@ -373,6 +373,37 @@ def report(label: str, records: list[dict], cleaned: list[str], seconds: float, 
         print(f"    {rid}: {problems}")
 
 
+def report_spans(records: list[dict], cleaned: list[str], show: int) -> None:
+    """Without alignment: each span converted alone by the current tree's converter, judged,
+    and found verbatim in the cleaned record (so nothing after the conversion changed it)."""
+    sys.path.insert(0, str(ROOT))
+    from curate.texmath import convert
+
+    rows = changed = spans = kept = 0
+    examples = []
+    for r, out in zip(records, cleaned, strict=True):
+        found = math_spans(" ".join(r["abstract"].split()))
+        if not found:
+            continue
+        rows += 1
+        problems = []
+        for _s, _e, inner in found:
+            spans += 1
+            result = convert(f"${inner}$")
+            kept += result.kept
+            problems += judge_span(inner, result.text)
+            if " ".join(result.text.split()) not in " ".join(out.split()):
+                problems.append("not-in-output")
+        if problems:
+            changed += 1
+            if len(examples) < show:
+                examples.append((r["id"], problems[:4]))
+    print(f"  span by span (all {rows} rows with math, {spans} spans, {kept} kept as TeX): "
+          f"meaning changed in {changed} rows ({changed / max(1, rows):.2%})")  # fmt: skip
+    for rid, problems in examples:
+        print(f"    {rid}: {problems}")
+
+
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--worker":
         worker(*sys.argv[2:6])
@@ -396,6 +427,8 @@ def main() -> None:
         for label, src in trees.items():
             result = run_tree(src, "clean", args.corpus)
             report(label, records, result["cleaned"], result["seconds"], args.show)
+            if src == ROOT:
+                report_spans(records, result["cleaned"], args.show)
         if args.build:
             for label, src in trees.items():
                 result = run_tree(src, "build", args.corpus)

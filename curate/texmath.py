@@ -2,8 +2,8 @@
 
 Two policies (``[tool.curate] math``):
 
-* ``"unicode"``: plain Unicode. Grouping is kept (``n^{-2/5}`` → ``n⁻²⁽…`` as superscripts
-  when every character has one, else ``n^(-2/5)``), accents stay on their symbol
+* ``"unicode"``: plain Unicode. Grouping is kept (``n^{-2/5}`` → ``n^(-2/5)``; ``m^{-1}`` →
+  ``m⁻¹`` where every character has a superscript), accents stay on their symbol
   (``\\widetilde{\\mathcal{O}}`` → ``𝒪̃``), operator names keep their spaces (``k \\log{n}`` →
   ``k log n``), known sets become symbols (``\\R`` → ``ℝ``) and an unknown macro keeps its
   name (``\\XOS`` → ``XOS``).
@@ -158,7 +158,7 @@ _IGNORED = frozenset(
     "tt sf small normalsize footnotesize large Large mathstrut strut".split()
 )
 _SPACES = {",": " ", ";": " ", ":": " ", ">": " ", " ": " ", "quad": " ", "qquad": " ", "!": ""}
-_ESCAPES = {"{": "{", "}": "}", "%": "%", "$": "$", "_": "_", "#": "#", "&": "&", "|": "‖"}
+_ESCAPES = {"{": "{", "}": "}", "%": "%", "$": "$", "#": "#", "&": "&", "|": "‖"}
 _FRACTIONS = frozenset(("frac", "tfrac", "dfrac", "nicefrac", "cfrac"))
 
 _SUPERSCRIPTS = dict(
@@ -401,7 +401,9 @@ def _render(tokens: list[Token]) -> str:
             else:
                 pieces.append(_render(group))
             continue
-        if kind == "c":
+        if kind == "c" or value == "_":
+            # `\\_` in a formula is Markdown's escape of `_` (OpenReview renders Markdown before
+            # MathJax): `p\\_{Y|X}` means p_{Y|X}.
             ch = str(value)
             if ch in "^_":
                 arg, i = _argument(tokens, i)
