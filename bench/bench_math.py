@@ -300,12 +300,27 @@ def converters() -> dict[str, object]:
         import pypandoc
 
         def pandoc(spans: list[str]) -> list[str]:
-            # One process for all spans: one paragraph each, split back on a marker.
+            # One process per 500 spans: one paragraph each, split back on a marker. A chunk
+            # that pandoc rejects (one broken span) is halved until the span is found.
+            if not spans:
+                return []
             doc = "\n\n".join(f"${s}$ QQSEPQQ" for s in spans)
-            text = pypandoc.convert_text(doc, "plain", format="latex", extra_args=["--wrap=none"])
-            return [p.strip() for p in text.split("QQSEPQQ")][: len(spans)]
+            try:
+                text = pypandoc.convert_text(
+                    doc, "plain", format="latex", extra_args=["--wrap=none"]
+                )
+            except RuntimeError:
+                if len(spans) == 1:
+                    return [""]
+                half = len(spans) // 2
+                return pandoc(spans[:half]) + pandoc(spans[half:])
+            parts = [p.strip() for p in text.split("QQSEPQQ")][: len(spans)]
+            return parts + [""] * (len(spans) - len(parts))
 
-        found["pandoc (pypandoc-binary)"] = pandoc
+        found["pandoc (pypandoc-binary)"] = lambda spans: [
+            out for k in range(0, len(spans), 500) for out in pandoc(spans[k : k + 500])
+        ]
+
     except ImportError:
         pass
     try:
