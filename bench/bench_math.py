@@ -107,7 +107,8 @@ def judge_span(inner: str, region: str) -> list[str]:
     if "$" + squeezed + "$" in " ".join(region.split()) or inner.strip() in region:
         return []  # kept as TeX
     problems = []
-    if not region.strip() or "%s" in region:
+    only_space = not re.sub(r"\\[,;:! ]|~|\s", "", inner)  # `$\,$` is a space, rightly
+    if (not region.strip() and not only_space) or "%s" in region:
         problems.append("empty-or-garbage")
     names = MACRO.findall(inner)
     # Arguments that are not content: a code point, an environment, a colour, a root's index
