@@ -357,17 +357,39 @@ def _one_pass(text: str) -> tuple[str, set[str], bool]:
     return _normalise(text), kinds, mojibake
 
 
-def clean_text(text: str, math: str = "unicode") -> CleanResult:
-    """Clean one record: mojibake, HTML, Markdown, LaTeX, NFC, whitespace.
+# --- Math -----------------------------------------------------------------------------------
+# Before the passes, each math span is replaced by one character of the Supplementary Private
+# Use Area-A, which no markup pattern, ftfy or pylatexenc touches, so that no text-mode step can
+# change a formula, even one inside a command (`\\footnote{... $O(d\\log d)$ ...}`). After the
+# passes each character is replaced by its formula converted by curate.texmath, once.
+_FORMULA = 0xF0000
+_FORMULA_MARK = re.compile("[\U000f0000-\U000ffffd]")
 
-    ``math`` is the math policy (``"unicode"`` or ``"tex"``, see :mod:`curate.texmath`). The
-    pass is repeated until the text no longer changes, so the result contains no residue that a
-    rewrite exposed and ``clean_text(result.text)`` returns the same text. Math spans are left
-    alone by the passes and converted once at the end; those that could not be converted
-    faithfully are kept as TeX and listed in ``math_kept``.
-    """
-    if not residue.may_be_mojibake(text) and not any(residue.may_have(k, text) for k in _KINDS):
-        return CleanResult(_normalise(text), (), False)  # most records: nothing to rewrite
+
+def _protect_math(text: str) -> tuple[str, list[str]]:
+    if not residue.may_have("latex", text) or _FORMULA_MARK.search(text):
+        return text, []
+    formulas: list[str] = []
+
+    def hide(match: re.Match[str]) -> str:
+        formulas.append(match.group())
+        return chr(_FORMULA + len(formulas) - 1)
+
+    protected = residue.MATH.sub(hide, text)
+    return (protected, formulas) if len(formulas) < 0xFFFD else (text, [])
+
+
+def _restore_math(text: str, formulas: list[str], math: str) -> tuple[str, tuple[str, ...]] | None:
+    """The formulas converted in place, or None if a text-mode rewrite lost or copied one."""
+    marks = Counter(_FORMULA_MARK.findall(text))
+    if len(marks) != len(formulas) or any(n != 1 for n in marks.values()):
+        return None
+    results = [texmath.convert(f, math) for f in formulas]
+    restored = _FORMULA_MARK.sub(lambda m: results[ord(m.group()) - _FORMULA].text, text)
+    return restored, tuple(r.text for r in results if r.kept)
+
+
+def _passes(text: str) -> tuple[str, set[str], bool]:
     kinds: set[str] = set()
     mojibake = False
     for _ in range(_MAX_PASSES):
@@ -377,10 +399,37 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
         if cleaned == text:
             break
         text = cleaned
-    text, kept = _convert_math(text, math)
+    return text, kinds, mojibake
+
+
+def clean_text(text: str, math: str = "unicode") -> CleanResult:
+    """Clean one record: mojibake, HTML, Markdown, LaTeX, NFC, whitespace.
+
+    ``math`` is the math policy (``"unicode"`` or ``"tex"``, see :mod:`curate.texmath`). The
+    pass is repeated until the text no longer changes, so the result contains no residue that a
+    rewrite exposed and ``clean_text(result.text)`` returns the same text. Math spans are
+    hidden from the passes and converted once at the end; those that could not be converted
+    faithfully are kept as TeX and listed in ``math_kept``.
+    """
+    if not residue.may_be_mojibake(text) and not any(residue.may_have(k, text) for k in _KINDS):
+        return CleanResult(_normalise(text), (), False)  # most records: nothing to rewrite
+    if residue.may_be_mojibake(text):
+        text, mojibake = _repair_mojibake(text)  # formulas too, before they are hidden
+    else:
+        mojibake = False
+    protected, formulas = _protect_math(text)
+    cleaned, kinds, fixed = _passes(protected)
+    restored = _restore_math(cleaned, formulas, math) if formulas else None
+    if restored is not None:
+        cleaned, kept = restored
+        kinds.add("latex")
+    else:  # no formula, or a text-mode rewrite dropped one: the passes on the plain record
+        if formulas:
+            cleaned, kinds, fixed = _passes(text)
+        cleaned, kept = _convert_math(cleaned, math)
     return CleanResult(
-        text=_normalise(text),
+        text=_normalise(cleaned),
         kinds=tuple(kind for kind in residue.KINDS if kind in kinds),
-        fixed_mojibake=mojibake,
+        fixed_mojibake=mojibake or fixed,
         math_kept=kept,
     )

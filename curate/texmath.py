@@ -9,9 +9,12 @@ Two policies (``[tool.curate] math``):
   name (``\\XOS`` → ``XOS``).
 * ``"tex"``: the span as normalised TeX between ``$…$`` (one space for each run of blanks).
 
-Why a converter of our own on pylatexenc's *parser*, and not its ``latex2text`` or pandoc: the
-bench (``bench/bench_math.py``) measured latex2text changing the meaning of about one math row
-in nine (it drops grouping, accents and unknown macros), and pandoc costs a process per call.
+Why a converter of our own on pylatexenc's *parser*: chosen by measurement
+(``bench/bench_math.py --converters``, the 13,798 math spans of the dev corpus, each judged by
+the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 20.0 % of the
+spans (grouping, accents, unknown macros), flatlatex 10.5 %, unicodeit 6.2 %, pandoc's texmath
+(``pypandoc-binary``, batched 500 spans per process) 3.0 % at 1,312 spans/s, this module
+0.0 % at 3,413 spans/s; and pandoc would add a 155 MiB binary and a process per batch.
 pylatexenc's ``LatexWalker`` does the hard part (braces, macros, environments, comments); the
 rendering below is small, and everything it does not know how to render faithfully raises
 :class:`Unfaithful`, so the span is **kept as its TeX source and counted** instead of being

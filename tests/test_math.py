@@ -287,3 +287,16 @@ def test_build_with_tex_policy_keeps_tex(tmp_path: Path) -> None:
     joined = " ".join(texts.column("abstract").to_pylist())
     assert r"a $\tilde{O}(\sqrt{T})$ regret" in joined
     assert r"matrix $A \in \R^{n \times d}$, find" in joined
+
+
+def test_math_inside_a_text_command_is_converted_as_math() -> None:
+    # neurips2018:row0288 (shortened): the formulas sit inside a \footnote; text-mode
+    # conversion of the footnote used to drop \log and \beta (`O(d(+1)/)`).
+    raw = (
+        r"converge to the \textit{almost minimizer}\footnote{an almost minimizer is within the "
+        r"ball of the global minimizer with radius $O(d\log(\beta+1)/\beta)$, where $d$ is the "
+        r"problem dimension} of the problem"
+    )
+    text = clean_text(raw).text
+    assert "radius O(d log(β+1)/β), where d is the problem dimension" in text
+    assert "almost minimizer" in text and "\\" not in text and "$" not in text
