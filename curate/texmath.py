@@ -11,10 +11,10 @@ Two policies (``[tool.curate] math``):
 
 Why a converter of our own on pylatexenc's *parser*: chosen by measurement
 (``bench/bench_math.py --converters``, the 13,798 math spans of the dev corpus, each judged by
-the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 20.0 % of the
-spans (grouping, accents, unknown macros), flatlatex 10.5 %, unicodeit 6.2 %, pandoc's texmath
-(``pypandoc-binary``, batched 500 spans per process) 3.0 % at 1,312 spans/s, this module
-0.0 % at 3,413 spans/s; and pandoc would add a 155 MiB binary and a process per batch.
+the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 19.9 % of the
+spans (grouping, accents, unknown macros), flatlatex 10.4 %, unicodeit 6.2 %, pandoc's texmath
+(``pypandoc-binary``, batched 500 spans per process) 2.9 % at 998 spans/s, this module 0 of
+13,798 at 2,910 spans/s; and pandoc would add a 155 MiB binary and a process per batch.
 pylatexenc's ``LatexWalker`` does the hard part (braces, macros, environments, comments); the
 rendering below is small, and everything it does not know how to render faithfully raises
 :class:`Unfaithful`, so the span is **kept as its TeX source and counted** instead of being
