@@ -26,7 +26,7 @@ from curate.validate import validate_paths
 from validation import residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
-from validation.findings import Finding, Report
+from validation.findings import Finding, Report, Severity
 from validation.render import render_json
 
 Progress = Callable[[str], None]
@@ -196,6 +196,11 @@ def build(
                 files, groups, config, parquet, jobs=jobs, workers=workers, say=say, policy=policy
             )
             timings.update(table.timings)
+            report.extend(table.math_kept)
+            report.sort()
+            kept_errors = [f for f in table.math_kept if f.severity is Severity.ERROR]
+            if kept_errors:
+                raise BuildRefused(f"{len(kept_errors)} math spans kept as TeX", report)
             metadata_started = time.perf_counter()
             fingerprint = table.fingerprint
             sources = _source_entries(files)
@@ -217,6 +222,7 @@ def build(
                 "dropped_by_reason": dict(
                     sorted(Counter(c for d in dropped for c in d["reasons"]).items())
                 ),
+                "math_kept": len(table.math_kept),
             }
             languages = sorted(table.languages)
             published = _published_report(report)
