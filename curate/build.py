@@ -196,9 +196,16 @@ def build(
                 files, groups, config, parquet, jobs=jobs, workers=workers, say=say, policy=policy
             )
             timings.update(table.timings)
-            report.extend(table.math_kept)
+            # Reported like the checks' findings: not when `off` or ignored for the file (10's
+            # rule control); the card's `math_kept` still counts every span kept as TeX.
+            shown = [
+                f
+                for f in table.math_kept
+                if f.severity is not Severity.OFF and not config.ignored(f.code, f.file)
+            ]
+            report.extend(shown)
             report.sort()
-            kept_errors = [f for f in table.math_kept if f.severity is Severity.ERROR]
+            kept_errors = [f for f in shown if f.severity is Severity.ERROR]
             if kept_errors:
                 raise BuildRefused(f"{len(kept_errors)} math spans kept as TeX", report)
             metadata_started = time.perf_counter()

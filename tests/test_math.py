@@ -278,6 +278,22 @@ def test_build_reports_and_counts_kept_math(tmp_path: Path) -> None:
     assert r"so that $\norm{ A - B }_p$ is small" in texts[1] and "A ∈ ℝ^(n × d)" in texts[1]
 
 
+@pytest.mark.parametrize(
+    "settings",
+    [{"severity": {"math-kept": "off"}}, {"per-file-ignores": {"math.txt": ["math-kept"]}}],
+    ids=["off", "per-file-ignores"],
+)
+def test_kept_math_follows_rule_control(tmp_path: Path, settings: dict) -> None:
+    # 10's rule control applies to the build's own code too; the card still counts the span.
+    config = from_mapping(settings, "test")
+    result = build([_drop(tmp_path)], tmp_path / "dist", config, template=ROOT / "dataset_card.md")
+    assert [f for f in result.report if f.code == "math-kept"] == []
+    report = json.loads((tmp_path / "dist" / "validation-report.json").read_text("utf-8"))
+    assert "math-kept" not in [f["code"] for f in report["findings"]]
+    card = (tmp_path / "dist" / "README.md").read_text("utf-8")
+    assert "could not be converted faithfully (`math-kept`): 1" in card
+
+
 def test_build_with_tex_policy_keeps_tex(tmp_path: Path) -> None:
     result = build(
         [_drop(tmp_path)], tmp_path / "dist", Config(math="tex"), template=ROOT / "dataset_card.md"
