@@ -204,6 +204,11 @@ def adversarial(size: int) -> dict[str, str]:
         '"``a " * N': "``a " * size,
         '"[a](" * N': "[a](" * size,
         '"~-" * N': "~-" * size,
+        '"$ " * N': "$ " * size,
+        '"$ x " * N': "$ x " * size,
+        '"$= a " * N': "$= a " * size,
+        '"\\( " * N': "\\( " * size,
+        '"$$x\\$$" * N': "$$x\\$$" * size,
     }
 
 

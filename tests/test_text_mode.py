@@ -390,6 +390,13 @@ ADVERSARIAL = [
     "_a " * 300,
     "``a " * 300,
     "[a](" * 300,
+    # 8a's math spans: `$ x $` with one letter or TeX syntax, touching formulas (merge of 8a)
+    "$ " * 300,
+    "$ x " * 300,
+    "$ \\" * 300,
+    "$= a " * 300,
+    "$$x\\$$" * 300,
+    "\\( " * 300,
 ]
 
 
@@ -416,6 +423,18 @@ def test_emphasis_bodies_cannot_hold_their_own_marker() -> None:
     assert "(?P<under_body>[^_]+)" in pattern
     assert "(?P<inword_body>[^\\s*]+)" in pattern
     assert ".+?" not in pattern and ".*?" not in pattern
+
+
+def test_math_spans_scan_at_most_to_the_next_dollar() -> None:
+    """The structure that keeps the math pattern linear: every inline alternative (including
+    8a's `$ x $` ones) stays inside `[^$]`, so an opening `$` scans at most to the next `$`;
+    the one `.+?` is display math's, whose closing `$$` would be the opening of any later one,
+    so a failed opening scans to the end at most once; `\\( \\[` bodies hold no opener."""
+    pattern = residue.MATH.pattern
+    assert pattern.count(".+?") == 1 and r"\$\$.+?(?<!\\)\$\$" in pattern
+    inline = pattern.split(r"|(?<!\\)\$(?!\s*\$)", 1)[1].split(r"\$|\\\(", 1)[0]
+    assert inline.startswith("(?:[^$]+?") and "[^$]*?" in inline
+    assert ".*" not in inline and ".+" not in inline
 
 
 # --- Control characters, whatever the severity --------------------------------------------------
