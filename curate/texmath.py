@@ -202,7 +202,9 @@ _CLOSE = re.compile(r"(?:\$\$|\$|\\\)|\\\])\Z")
 _BLANKS = re.compile(r"\s+")
 # Without these a span is plain characters, and the parser has nothing to do.
 _SYNTAX = re.compile(r"[\\{}^_&#%~$]")
-_PLAIN = {"*": "∗", "<": " < "}
+# `'` in math is a prime (`f'`, `90''` arcseconds): ′, never the ASCII quote that reads as a
+# TeX closing quote in plain text.
+_PLAIN = {"*": "∗", "<": " < ", "'": "′"}
 _ONLY_SPACE = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad)*")
 
 # A token is (kind, value): ("c", char), ("g", [tokens]) for a {group}, ("m", name).
@@ -418,10 +420,8 @@ def _render(tokens: list[Token]) -> str:
                     sub, i = _argument(tokens, j + 1)
                     script = _script("_", _render(sub)) + script
                 pieces.append(script)
-            elif ch == "*":
-                pieces.append("∗")
-            elif ch == "<":
-                pieces.append(" < ")  # never the start of something that reads as a tag
+            elif ch in _PLAIN:
+                pieces.append(_PLAIN[ch])  # ∗, ′ and a spaced < (never the start of a tag)
             elif ch == "~":
                 pieces.append(" ")
             elif ch in "&#":
