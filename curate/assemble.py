@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
+import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
 from curate import export
 from curate.clean import clean_text
 from curate.dedupe import MATCH_NEAR, MATCHES, Plan
@@ -34,11 +35,11 @@ from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
 from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
-from validation.findings import Report
+from validation.findings import Finding, Report
 from validation.language import language_of
 from validation.normalize import plain_text
 from validation.records import Record
-from validation.registry import REGISTRY, row_policy_of
+from validation.registry import REGISTRY, finding, row_policy_of
 
 BUCKETS = "0123456789abcdef"
 DIGEST = "_row_sha256"
@@ -57,6 +58,8 @@ class Assembled:
     word_counts: list[np.ndarray] = field(default_factory=list)
     markup: Counter[str] = field(default_factory=Counter)
     has_math: int = 0
+    # `math-kept` findings: math spans published as TeX because they could not be converted.
+    math_kept: list[Finding] = field(default_factory=list)
     languages: set[str] = field(default_factory=set)
     venues: set[str] = field(default_factory=set)
     flagged: int = 0  # rows with at least one flag
@@ -76,8 +79,12 @@ def make_row(
     sources: list[dict[str, Any]],
     config: Config,
     flags: list[str] | None = None,
+    kept: list[Finding] | None = None,
 ) -> dict[str, Any]:
-    cleaned = clean_text(record.text)
+    """The table row of one record; a math span kept as TeX is added to ``kept`` as a finding."""
+    cleaned = clean_text(record.text, math=config.math)
+    if kept is not None:
+        kept.extend(_math_kept(record, cleaned.math_kept, config))
     words = normalize.words(cleaned.text)
     language = None
     if len(words) >= config.language_min_words:
@@ -99,6 +106,18 @@ def make_row(
     }
 
 
+def _math_kept(record: Record, spans: tuple[str, ...], config: Config) -> Iterator[Finding]:
+    for span in spans:
+        shown = span if len(span) <= 60 else span[:59] + "…"
+        yield finding(
+            "math-kept",
+            record.file,
+            record.line,
+            f"math kept as TeX, it cannot be converted to {config.math} faithfully: `{shown}`",
+            config,
+        )
+
+
 def check_rows(rows: list[dict[str, Any]]) -> None:
     """The published table's pandera contract, on one file's rows before they are written."""
     frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
@@ -108,15 +127,19 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
     TABLE_SCHEMA.validate(frame, lazy=True)
 
 
-def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: str) -> None:
-    """Worker: the rows of one file's survivors, written into the 16 id buckets."""
+def rows_of_file(
+    path: str, config: Config, todo: FileTodo, out_dir: str, tag: str
+) -> list[Finding]:
+    """Worker: the rows of one file's survivors, written into the 16 id buckets; returns the
+    ``math-kept`` findings of those rows."""
     source = parse_file(Path(path), config)
+    kept: list[Finding] = []
     rows = [
-        make_row(source.records[ri], rid, sources, config, flags)
+        make_row(source.records[ri], rid, sources, config, flags, kept)
         for ri, rid, sources, flags in todo
     ]
     if not rows:
-        return
+        return kept
     check_rows(rows)
     digests = [export.row_digest(r) for r in rows]
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
@@ -130,6 +153,7 @@ def rows_of_file(path: str, config: Config, todo: FileTodo, out_dir: str, tag: s
             target.parent.mkdir(parents=True, exist_ok=True)
             with ipc.new_file(target, part.schema) as writer:
                 writer.write_table(part)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -239,6 +263,7 @@ def assemble(
     total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)
+    kept: list[Finding] = []
     with tempfile.TemporaryDirectory(
         prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
     ) as tmp:
@@ -250,23 +275,24 @@ def assemble(
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:
                 # A bounded window of submitted files keeps the queued provenance small.
-                window: list[Future[None]] = []
+                window: list[Future[list[Finding]]] = []
                 done = 0
                 for args in work:
                     window.append(pool.submit(rows_of_file, *args))
                     if len(window) >= 2 * jobs:
-                        window.pop(0).result()
+                        kept.extend(window.pop(0).result())
                         done += 1
                         if done % 50 == 0:
                             say(f"cleaned {done} files")
                 for future in window:
-                    future.result()
+                    kept.extend(future.result())
         else:
             for args in work:
-                rows_of_file(*args)
+                kept.extend(rows_of_file(*args))
         say(f"cleaned {total} records")
         cleaned = time.perf_counter()
         result = _write_buckets(Path(tmp), parquet)
+        result.math_kept = kept
         result.timings = {
             "clean + rows (wall)": cleaned - started,
             "sort + write (wall)": time.perf_counter() - cleaned,

@@ -29,7 +29,7 @@ from curate.validate import validate_paths
 from validation import residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
-from validation.findings import Finding, Report
+from validation.findings import Finding, Report, Severity
 from validation.render import render_json
 
 Progress = Callable[[str], None]
@@ -247,6 +247,18 @@ def _build_locked(
                 policy=policy, names=run.names,
             )  # fmt: skip
             timings.update(table.timings)
+            # Reported like the checks' findings: not when `off` or ignored for the file (10's
+            # rule control); the card's `math_kept` still counts every span kept as TeX.
+            shown = [
+                f
+                for f in table.math_kept
+                if f.severity is not Severity.OFF and not config.ignored(f.code, f.file)
+            ]
+            report.extend(shown)
+            report.sort()
+            kept_errors = [f for f in shown if f.severity is Severity.ERROR]
+            if kept_errors:
+                raise BuildRefused(f"{len(kept_errors)} math spans kept as TeX", report)
             metadata_started = time.perf_counter()
             fingerprint = table.fingerprint
             sources = _source_entries(files, run.names)
@@ -268,6 +280,7 @@ def _build_locked(
                 "dropped_by_reason": dict(
                     sorted(Counter(c for d in dropped for c in d["reasons"]).items())
                 ),
+                "math_kept": len(table.math_kept),
             }
             languages = sorted(table.languages)
             local = {f.path: n for f, n in zip(files, run.names, strict=True)}

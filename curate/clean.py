@@ -35,6 +35,7 @@ from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from pylatexenc.macrospec import MacroSpec
 
+from curate import texmath
 from validation import residue
 
 __all__ = ["CleanResult", "clean_text"]
@@ -52,6 +53,8 @@ class CleanResult:
     text: str
     kinds: tuple[str, ...]
     fixed_mojibake: bool
+    # Math spans that could not be converted faithfully and are kept as their TeX source.
+    math_kept: tuple[str, ...] = ()
 
 
 # --- Step 1: mojibake -----------------------------------------------------------------------
@@ -209,14 +212,15 @@ def _latex_to_text(span: str) -> str:
     return f"{lead}{converted}{trail}"
 
 
-@lru_cache(maxsize=4096)
-def _math_to_text(span: str) -> str:
+def _math_to_text(span: str, math: str) -> texmath.MathResult:
     """The one place a math span is converted: ``span`` includes its delimiters.
 
     Everything outside math is text mode (below); a formula never sees the Markdown, HTML-tag,
-    tie or dash rules, so `$C^*$`, `$x_i$` and `$a<b>c$` reach this function whole.
+    tie or dash rules, so `$C^*$`, `$x_i$` and `$a<b>c$` reach :func:`curate.texmath.convert`
+    whole, once, by the ``math`` policy. A span it cannot convert faithfully comes back as its
+    TeX with ``kept`` set (``convert`` caches its results).
     """
-    return _latex_to_text(span)
+    return texmath.convert(span, math)
 
 
 # --- Placeholders -----------------------------------------------------------------------------
@@ -601,21 +605,33 @@ def _normalise(text: str) -> str:
 
 
 # --- The pipeline ---------------------------------------------------------------------------
-def clean_text(text: str) -> CleanResult:
+def clean_text(text: str, math: str = "unicode") -> CleanResult:
     """Clean one record: mojibake, controls, HTML, math, text-mode TeX and Markdown, NFC.
 
     ``kinds`` names the residue kinds :mod:`validation.residue` finds in the raw record, the
-    same the ``latex``/``markdown``/``html`` checks report.
+    same the ``latex``/``markdown``/``html`` checks report. ``math`` is the math policy
+    (``"unicode"`` or ``"tex"``, see :mod:`curate.texmath`); the math spans that could not be
+    converted faithfully are published as TeX and listed in ``math_kept``.
     """
     kinds = tuple(kind for kind in residue.KINDS if residue.has(kind, text))
     mojibake = False
     if residue.may_be_mojibake(text):
         text, mojibake = _repair_mojibake(text)
     text = _drop_controls(_WHITESPACE.sub(" ", text))
+    kept: list[str] = []
     if kinds and not _RESERVED.search(text):
         text = _decode_entities(text)
         saved = _Saved()
+
+        def formula(m: re.Match[str]) -> str:
+            result = _math_to_text(m.group(), math)
+            if result.kept:
+                kept.append(result.text)
+            return saved.keep(result.text)
+
         if residue.may_have("latex", text):
-            text = residue.MATH.sub(lambda m: saved.keep(_math_to_text(m.group())), text)
+            text = residue.MATH.sub(formula, text)
         text = saved.restore(_text_mode(text, saved))
-    return CleanResult(text=_normalise(text), kinds=kinds, fixed_mojibake=mojibake)
+    return CleanResult(
+        text=_normalise(text), kinds=kinds, fixed_mojibake=mojibake, math_kept=tuple(kept)
+    )

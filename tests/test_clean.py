@@ -139,7 +139,7 @@ def test_seed_mfsc_link_url_appears_once() -> None:
         (r"an $\epsilon$-optimal policy", "an ε-optimal policy"),
         (r"we introduce \texttt{DReaMAD}", "we introduce DReaMAD"),
         (r"($\texttt{\textbf{DReaMAD}}$)", "(DReaMAD)"),
-        (r"in $\sqrt{T}$ rounds", "in √(T) rounds"),
+        (r"in $\sqrt{T}$ rounds", "in √T rounds"),  # math: curate/texmath.py
         (
             r"reduces latency by 20\% and 30% of cost while keeping accuracy",
             "reduces latency by 20% and 30% of cost while keeping accuracy",
@@ -200,7 +200,7 @@ def test_citation_goes_with_its_key() -> None:
 
 def test_formula_stars_are_not_emphasis() -> None:
     # The two stars belong to two formulas; only *emph* is Markdown.
-    assert clean_text(r"$x^*$ and $y^*$ with *emph*").text == "x^* and y^* with emph"
+    assert clean_text(r"$x^*$ and $y^*$ with *emph*").text == "x^∗ and y^∗ with emph"
 
 
 def test_ligatures_are_repaired_without_counting_as_mojibake() -> None:

@@ -223,10 +223,11 @@ def test_named_text_mode_example(raw: str, expected: str) -> None:
 
 
 def test_math_spans_are_handed_off_whole() -> None:
-    # Markdown, ties and dashes never run inside math: the stars and underscores stay.
+    # Markdown, ties and dashes never run inside math: the star and the subscripts reach the
+    # math converter (curate/texmath.py), which writes them as what they mean (∗, ᵢ); the
+    # emphasis outside math goes, and no `_` pairs across the two formulas.
     out = clean_text(r"$C^*$-algebras and *emph*, $x_i$ and $y_i$, $a--b$").text
-    assert out.startswith("C^*-algebras and emph, ")
-    assert "x_i" in out and "y_i" in out
+    assert out == "C^∗-algebras and emph, xᵢ and yᵢ, a--b"
 
 
 # --- The oracle: patterns written here, run on cleaned real and seed records ------------------
@@ -389,6 +390,13 @@ ADVERSARIAL = [
     "_a " * 300,
     "``a " * 300,
     "[a](" * 300,
+    # 8a's math spans: `$ x $` with one letter or TeX syntax, touching formulas (merge of 8a)
+    "$ " * 300,
+    "$ x " * 300,
+    "$ \\" * 300,
+    "$= a " * 300,
+    "$$x\\$$" * 300,
+    "\\( " * 300,
 ]
 
 
@@ -415,6 +423,18 @@ def test_emphasis_bodies_cannot_hold_their_own_marker() -> None:
     assert "(?P<under_body>[^_]+)" in pattern
     assert "(?P<inword_body>[^\\s*]+)" in pattern
     assert ".+?" not in pattern and ".*?" not in pattern
+
+
+def test_math_spans_scan_at_most_to_the_next_dollar() -> None:
+    """The structure that keeps the math pattern linear: every inline alternative (including
+    8a's `$ x $` ones) stays inside `[^$]`, so an opening `$` scans at most to the next `$`;
+    the one `.+?` is display math's, whose closing `$$` would be the opening of any later one,
+    so a failed opening scans to the end at most once; `\\( \\[` bodies hold no opener."""
+    pattern = residue.MATH.pattern
+    assert pattern.count(".+?") == 1 and r"\$\$.+?(?<!\\)\$\$" in pattern
+    inline = pattern.split(r"|(?<!\\)\$(?!\s*\$)", 1)[1].split(r"\$|\\\(", 1)[0]
+    assert inline.startswith("(?:[^$]+?") and "[^$]*?" in inline
+    assert ".*" not in inline and ".+" not in inline
 
 
 # --- Control characters, whatever the severity --------------------------------------------------

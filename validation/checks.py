@@ -557,3 +557,12 @@ def check_schema(source: SourceFile, config: Config) -> Iterator[Finding]:
     from validation.schema import schema_findings
 
     return schema_findings(source, config)
+
+
+# --- codes emitted by the build -----------------------------------------------------------------
+register_code(
+    "math-kept",
+    "warning",
+    "a math span could not be converted faithfully and is published as its TeX source",
+    scope="build",
+)

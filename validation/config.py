@@ -18,6 +18,8 @@ NEAR_DUPLICATE_POLICIES = ("merge", "keep", "fail")
 SEVERITIES = ("error", "warning", "off")
 # Config files, in the order they win within one folder (like ruff: its own file first).
 CONFIG_FILES = ("curate.toml", "pyproject.toml")
+# How the build writes math spans: faithful Unicode text, or normalised TeX between $…$.
+MATH_POLICIES = ("unicode", "tex")
 
 
 class ConfigError(ValueError):
@@ -61,6 +63,8 @@ class Config:
     header_phrases: dict[str, str] = field(default_factory=dict)
     per_file_ignores: dict[str, tuple[str, ...]] = field(default_factory=dict)
     row_policy: dict[str, str] = field(default_factory=dict)
+    # --- math (issue 8): how math spans are written in `abstract` (curate/texmath.py)
+    math: str = "unicode"
 
     # Inputs and limits (filesystem safety): globs of drops to leave out, and the sizes past
     # which a file or a record is an error instead of work out of proportion (0: no limit).
@@ -183,6 +187,8 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
             raise bad(f"a {type(default).__name__}")
         if name == "near_duplicates" and value not in NEAR_DUPLICATE_POLICIES:
             raise bad("one of " + ", ".join(NEAR_DUPLICATE_POLICIES))
+        if name == "math" and value not in MATH_POLICIES:
+            raise bad("one of " + ", ".join(MATH_POLICIES))
         return value
     if isinstance(default, float):
         if not isinstance(value, int | float) or isinstance(value, bool):

@@ -21,7 +21,8 @@ from validation.findings import Finding, Severity
 if TYPE_CHECKING:
     from validation.config import Config
 
-SCOPES = ("parse", "file", "record", "corpus")
+# ``build`` codes are emitted by the build itself (it has no check function either).
+SCOPES = ("parse", "file", "record", "corpus", "build")
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,9 @@ def register(
     return deco
 
 
-def register_code(code: str, severity: str, description: str) -> None:
-    """Register a code that parsing emits."""
-    _add(CheckSpec(code, Severity(severity), "parse", description))
+def register_code(code: str, severity: str, description: str, *, scope: str = "parse") -> None:
+    """Register a code that parsing (or, with ``scope="build"``, the build) emits."""
+    _add(CheckSpec(code, Severity(severity), scope, description))
 
 
 def _add(spec: CheckSpec) -> None:

@@ -13,11 +13,23 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.entities import html5
 
-# --- LaTeX ------------------------------------------------------------------------------------
+# --- Math ---------------------------------------------------------------------------------------
 # Math first (it may contain commands), then \( \) and \[ \], then commands and escapes.
-# A closing `$` has no space before it, so prices are not math: `costs $5 and $10`
-# (half of Pandoc's rule; the other half, no space after the opening `$`, breaks a seed).
-_LATEX_MATH = r"(?<!\\)\$\$.+?(?<!\\)\$\$|(?<![\\$])\$(?!\s*\$)[^$]+?(?<![\\\s])\$(?!\$)"
+# An inline `$` pairs with the next `$`. The span is math when the closing `$` has no blank
+# before it (half of Pandoc's rule; the other half, no blank after the opening `$`, breaks a
+# seed), or, with blanks inside the dollars (`$ x $`, `$M < $`, `$ \delta $`), when what is
+# between them is a single letter or holds TeX syntax (`\ ^ _ { } = < >`). So prices stay
+# text: `costs $5 and $10` has a blank before its second `$` and no TeX between. Formulas
+# may touch (`$z$$>$5`, `$L_X$$-$SFR`): `$$` opens display math only where it also closes it.
+# Every inline alternative stays inside `[^$]`, so an opening `$` scans at most to the next
+# `$` and a run of dollars (`"$ " * 24000`) stays linear.
+_MATH_SYNTAX = r"[\\^_{}=<>]"
+_LATEX_MATH = (
+    r"(?<!\\)\$\$.+?(?<!\\)\$\$"
+    r"|(?<!\\)\$(?!\s*\$)"
+    rf"(?:[^$]+?(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX})[^$]+?(?<!\\))"
+    r"\$"
+)
 # The body of \( \) and \[ \] never holds another opener, so an unclosed `\(` scans only to the
 # next one and a run of them stays linear.
 _LATEX_DELIMITED = r"\\\((?:[^\\]|\\[^()])+?\\\)|\\\[(?:[^\\]|\\[^\[\]])+?\\\]"

@@ -1,0 +1,457 @@
+"""Math on the real dev corpus: how often cleaning changes what a formula says, and how fast.
+
+    uv run python bench/bench_math.py [--corpus DIR] [--baseline REF] [--build] [--show N]
+    uv run --with pypandoc-binary --with unicodeit --with flatlatex --with latex2mathml \\
+        python bench/bench_math.py --converters
+
+The judge below is written for this bench and imports nothing from ``validation/`` or
+``curate/``: its own math-span pattern, its own table of what common macros must become, and
+its own token accounting. A row "changed meaning" when one of its math spans, located in the
+cleaned text between the prose around it, fails one of:
+
+* tokens: every letter and digit of the span outside macro names, and every operator
+  ``+ - = < > | * !``, is in the output (compared after NFKD, so ``x²``, ``𝒪`` and ``ℝ`` count);
+* grouping: a ``^{…}``/``_{…}`` of several characters is not flattened (``n^-2/5``);
+* accents: ``\\tilde`` and friends leave a combining mark;
+* symbols: each macro of the judge's table gives its character, an operator name stays a word
+  (``k log n``, never ``klogn``), any other macro leaves its name (``\\XOS`` → ``XOS``);
+* no ``%s`` or empty output.
+
+A span kept as TeX (its source between ``$…$`` in the output) is faithful by definition.
+
+``--baseline REF`` runs the cleaner of git revision REF on the same records, in a child process
+just before the current one, so that both speeds are measured under the same load. ``--build``
+also times ``curate build`` of the corpus's drops with both trees.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import html
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import unicodedata
+from collections import Counter
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+ROOT = BENCH.parent
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "real-dev"
+
+# --- The judge's own view of math ---------------------------------------------------------------
+SPAN = re.compile(
+    r"\$\$(?P<d>.+?)\$\$|\\\((?P<p>.+?)\\\)|\\\[(?P<b>.+?)\\\]|(?<!\\)\$(?P<i>[^$]+?)(?<!\\)\$",
+    re.S,
+)
+MACRO = re.compile(r"\\([A-Za-z]+)")
+OPERATORS = "+-=<>|*!"
+# What a macro must become, or one of several acceptable forms.
+SYMBOLS = {
+    "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "εϵ", "varepsilon": "ε",
+    "zeta": "ζ", "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν",
+    "xi": "ξ", "pi": "π", "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φϕ", "varphi": "φ",
+    "chi": "χ", "psi": "ψ", "omega": "ω", "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ",
+    "Lambda": "Λ", "Sigma": "Σ", "Phi": "Φ", "Psi": "Ψ", "Omega": "Ω", "Pi": "Π", "ell": "ℓ",
+    "sim": "∼~", "approx": "≈", "pm": "±", "times": "×", "cdot": "·⋅", "leq": "≤", "le": "≤",
+    "geq": "≥", "ge": "≥", "neq": "≠", "ne": "≠", "lesssim": "≲", "gtrsim": "≳", "infty": "∞",
+    "in": "∈", "odot": "⊙", "propto": "∝", "simeq": "≃", "partial": "∂", "nabla": "∇",
+    "sum": "∑", "to": "→", "rightarrow": "→", "ll": "≪", "gg": "≫", "star": "⋆", "ast": "∗*",
+    "circ": "∘", "sqrt": "√∛∜", "prime": "′'", "langle": "⟨", "rangle": "⟩", "equiv": "≡",
+    "subset": "⊂", "subseteq": "⊆", "cap": "∩", "cup": "∪", "forall": "∀", "exists": "∃",
+    "perp": "⊥", "otimes": "⊗", "oplus": "⊕", "R": "ℝ", "N": "ℕ", "Z": "ℤ", "ldots": "…",
+    "dots": "…", "cdots": "⋯", "mid": "|",
+}  # fmt: skip
+OPERATOR_NAMES = frozenset(
+    "log ln exp sin cos tan min max sup inf lim det deg dim ker arg Pr tanh".split()
+)
+ACCENTS = frozenset("tilde widetilde hat widehat bar overline dot ddot vec check breve".split())
+# Macros that only say how to typeset: they need leave nothing.
+LAYOUT = frozenset(
+    "left right big Big bigl bigr Bigl Bigr bigg Bigg rm it bf tt sf cal mathrm mathbf mathit "
+    "mathsf mathtt mathcal mathbb mathbbm mathscr mathfrak boldsymbol bm text textrm textit "
+    "textbf texttt textsf mbox hbox operatorname frac tfrac dfrac nicefrac displaystyle "
+    "textstyle scriptstyle limits nolimits quad qquad underline smash unicode not mathring "
+    "textup textnormal mathnormal small allowbreak textcolor".split()
+)
+
+
+def fold(text: str) -> str:
+    text = unicodedata.normalize("NFKD", text).replace("−", "-").replace("∗", "*")
+    return text.replace("‖", "||").casefold()
+
+
+def is_super_or_sub(ch: str) -> bool:
+    return unicodedata.decomposition(ch).startswith(("<super>", "<sub>"))
+
+
+def math_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, inside) of each math span; a price pair (`$5 and $`) is not one."""
+    out = []
+    for m in SPAN.finditer(text):
+        inner = next(g for g in m.groups() if g is not None)
+        if m.group("i") is not None and inner[:1].isdigit() and inner[-1:].isspace():
+            continue
+        out.append((m.start(), m.end(), inner))
+    return out
+
+
+def judge_span(inner: str, region: str) -> list[str]:
+    """Why the region does not say what the TeX ``inner`` says (empty: it does)."""
+    inner = html.unescape(inner)  # `&lt;` in a formula is `<`
+    squeezed = " ".join(inner.split())
+    if "$" + squeezed + "$" in " ".join(region.split()) or inner.strip() in region:
+        return []  # kept as TeX
+    problems = []
+    only_space = not re.sub(r"\\[,;:! ]|~|\s", "", inner)  # `$\,$` is a space, rightly
+    if (not region.strip() and not only_space) or "%s" in region:
+        problems.append("empty-or-garbage")
+    names = MACRO.findall(inner)
+    # Arguments that are not content: a code point, an environment, a colour, a root's index
+    # (`\sqrt[4]{T}` is `∜T`).
+    bare = re.sub(r"\\(?:unicode|begin|end|textcolor|color)\{[^}]*\}|\\sqrt\[[34]\]", " ", inner)
+    bare = MACRO.sub(" ", re.sub(r"\\[^A-Za-z]", " ", bare))
+    want = Counter(ch for ch in fold(bare) if ch.isalnum() or ch in OPERATORS)
+    have = Counter(ch for ch in fold(region) if ch.isalnum() or ch in OPERATORS)
+    missing = want - have
+    if missing:
+        problems.append("tokens:" + "".join(sorted(missing.elements())))
+    for m in re.finditer(r"[\^_]\{([^{}]*)\}", inner):
+        body = re.sub(r"\\(?:rm|mathrm|text|it|bf|mathbf)\b", "", m.group(1))
+        several = len(MACRO.sub("x", body).replace(" ", "")) > 1
+        if several and (
+            re.search(r"[\^_](?:[-−][0-9A-Za-z]+|[0-9A-Za-z]{2,})/", region)
+            or not (
+                re.search(r"[\^_]\(", region)
+                or any(is_super_or_sub(c) or c in "′″" for c in region)
+            )
+        ):
+            problems.append("grouping")
+            break
+    folded = fold(region)
+    for name in names:
+        if name in ACCENTS:
+            if not any(
+                unicodedata.category(c) == "Mn" for c in unicodedata.normalize("NFD", region)
+            ):
+                problems.append(f"accent:{name}")
+        elif name in SYMBOLS:
+            if not any(fold(c) in folded for c in SYMBOLS[name]):
+                problems.append(f"symbol:{name}")
+        elif name in OPERATOR_NAMES:
+            glued = re.search(rf"[A-Za-z0-9]{name}|{name}[A-Za-z0-9]", region)
+            if name.casefold() not in folded or glued:
+                problems.append(f"operator:{name}")
+        elif (
+            name not in LAYOUT
+            and len(name) > 1
+            and name not in region
+            and not any(ord(c) > 127 for c in region)  # unknown to the judge: name or a symbol
+        ):
+            problems.append(f"lost-macro:{name}")
+    return problems
+
+
+def norm(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def judge_row(raw: str, cleaned: str) -> tuple[str, list[str]]:
+    """('ok' | 'changed' | 'unaligned', problems) for one record with math.
+
+    The prose between math spans is found again in the output (it is plain text, which the
+    cleaner keeps); what lies between two pieces of prose is what the formula became. A record
+    whose prose the cleaner changed (other markup in it) cannot be aligned and is counted apart.
+    """
+    groups: list[list[str]] = []  # spans side by side are judged together
+    prose: list[str] = []
+    prev = 0
+    for start, end, inner in math_spans(raw):
+        piece = norm(raw[prev:start])
+        if groups and not piece:
+            groups[-1].append(inner)
+        else:
+            prose.append(piece)
+            groups.append([inner])
+        prev = end
+    prose.append(norm(raw[prev:]))
+    regions = align(prose, norm(cleaned))
+    if regions is None:
+        return "unaligned", []
+    problems: list[str] = []
+    for inners, region in zip(groups, regions, strict=True):
+        problems += judge_span(" ".join(inners), region)
+    return ("changed" if problems else "ok"), problems
+
+
+def align(prose: list[str], out: str, budget: int = 5000) -> list[str] | None:
+    """The text between consecutive prose pieces in ``out``, or None if they are not all there.
+
+    A piece is found by its first and last 16 characters only (the prose in between may hold
+    text-mode markup that the cleaner rewrote; the formula's neighbours rarely do). A
+    depth-first search over the places each piece occurs, so that a short piece (``, ``) found
+    inside a formula's output is tried again further on; ``budget`` bounds the search.
+    """
+    edge = 16
+
+    def ends(k: int, at: int) -> int:
+        """Where piece k, starting at ``at``, ends in ``out`` (-1 if it does not)."""
+        piece = prose[k]
+        if len(piece) <= 2 * edge:
+            return at + len(piece) if out.startswith(piece, at) else -1
+        tail = out.find(piece[-edge:], at + edge)
+        return tail + edge if tail != -1 else -1
+
+    def head(k: int) -> str:
+        return prose[k][:edge]
+
+    first_end = ends(0, 0) if out.startswith(head(0)) else -1
+    if first_end == -1:
+        return None
+    steps = 0
+
+    def search(k: int, pos: int) -> list[str] | None:
+        nonlocal steps
+        at = out.find(head(k), pos + 1) if prose[k] else len(out)
+        while at != -1 and steps < budget:
+            steps += 1
+            end = ends(k, at) if prose[k] else len(out)
+            if out[pos:at].strip() and end != -1:  # a formula never becomes nothing
+                if k == len(prose) - 1:
+                    if end == len(out):
+                        return [out[pos:at]]
+                else:
+                    rest = search(k + 1, end)
+                    if rest is not None:
+                        return [out[pos:at], *rest]
+            at = out.find(head(k), at + 1) if prose[k] else -1
+        return None
+
+    return [] if len(prose) == 1 else search(1, first_end)
+
+
+# --- Running a tree's cleaner or build in a child process --------------------------------------
+def load_records(corpus: Path) -> list[dict]:
+    with gzip.open(corpus / "records.jsonl.gz", "rt", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh]
+
+
+def worker(src: str, mode: str, corpus: str, out: str) -> None:
+    sys.path.insert(0, src)
+    if mode == "clean":
+        from curate.clean import clean_text
+
+        texts = [" ".join(r["abstract"].split()) for r in load_records(Path(corpus))]
+        started = time.perf_counter()
+        cleaned = [clean_text(t).text for t in texts]
+        seconds = time.perf_counter() - started
+        Path(out).write_text(json.dumps({"seconds": seconds, "cleaned": cleaned}), "utf-8")
+        return
+    import validation.checks  # noqa: F401  (fills the registry)
+    from curate.build import build
+    from validation.config import Config
+    from validation.findings import Severity
+    from validation.registry import REGISTRY
+
+    # The real corpus has language and control-character errors; they must not stop the build.
+    lenient = Config(severity={code: Severity.WARNING for code in REGISTRY})
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        result = build([Path(corpus) / "drops"], Path(tmp) / "dist", lenient, jobs=2)
+        seconds = time.perf_counter() - started
+    Path(out).write_text(json.dumps({"seconds": seconds, "rows": result.records_out,
+                                     "records": result.records_in}), "utf-8")  # fmt: skip
+
+
+def run_tree(src: Path, mode: str, corpus: Path) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run(
+            [sys.executable, __file__, "--worker", str(src), mode, str(corpus), out.name],
+            check=True,
+            cwd=src,
+        )
+        return json.loads(Path(out.name).read_text("utf-8"))
+
+
+def export_tree(ref: str, into: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "archive", ref, "curate", "validation", "dataset_card.md"],
+        cwd=ROOT, check=True, capture_output=True,
+    ).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+# --- Other converters, on the spans alone --------------------------------------------------------
+def converters() -> dict[str, object]:
+    found: dict[str, object] = {}
+    from pylatexenc.latex2text import LatexNodes2Text
+
+    l2t = LatexNodes2Text(math_mode="text")
+    found["pylatexenc latex2text"] = lambda spans: [l2t.latex_to_text(f"${s}$") for s in spans]
+    sys.path.insert(0, str(ROOT))
+    from curate.texmath import convert
+
+    found["curate.texmath"] = lambda spans: [convert(f"${s}$").text for s in spans]
+    try:
+        import pypandoc
+
+        def pandoc(spans: list[str]) -> list[str]:
+            # One process per 500 spans: one paragraph each, split back on a marker. A chunk
+            # that pandoc rejects (one broken span) is halved until the span is found.
+            if not spans:
+                return []
+            doc = "\n\n".join(f"${s}$ QQSEPQQ" for s in spans)
+            try:
+                text = pypandoc.convert_text(
+                    doc, "plain", format="latex", extra_args=["--wrap=none"]
+                )
+            except RuntimeError:
+                if len(spans) == 1:
+                    return [""]
+                half = len(spans) // 2
+                return pandoc(spans[:half]) + pandoc(spans[half:])
+            parts = [p.strip() for p in text.split("QQSEPQQ")][: len(spans)]
+            return parts + [""] * (len(spans) - len(parts))
+
+        found["pandoc (pypandoc-binary)"] = lambda spans: [
+            out for k in range(0, len(spans), 500) for out in pandoc(spans[k : k + 500])
+        ]
+
+    except ImportError:
+        pass
+    try:
+        import unicodeit
+
+        found["unicodeit"] = lambda spans: [unicodeit.replace(s) for s in spans]
+    except ImportError:
+        pass
+    try:
+        import flatlatex
+
+        conv = flatlatex.converter()
+
+        def flat(spans: list[str]) -> list[str]:
+            out = []
+            for s in spans:
+                try:
+                    out.append(conv.convert(s))
+                except Exception:  # flatlatex raises on what it does not know
+                    out.append("")
+            return out
+
+        found["flatlatex"] = flat
+    except ImportError:
+        pass
+    return found
+
+
+def compare_converters(records: list[dict]) -> None:
+    spans = [
+        inner for r in records for _s, _e, inner in math_spans(" ".join(r["abstract"].split()))
+    ]
+    print(f"{len(spans)} math spans; a converter is judged on each span alone")
+    for name, fn in converters().items():
+        started = time.perf_counter()
+        outs = fn(spans)
+        seconds = time.perf_counter() - started
+        bad = sum(1 for s, o in zip(spans, outs, strict=True) if judge_span(s, o))
+        print(f"  {name:<26} changed {bad:>5} / {len(spans)} spans ({bad / len(spans):.2%}), "
+              f"{len(spans) / seconds:,.0f} spans/s")  # fmt: skip
+
+
+# --- Main ---------------------------------------------------------------------------------------
+def report(label: str, records: list[dict], cleaned: list[str], seconds: float, show: int) -> None:
+    verdicts: Counter[str] = Counter()
+    classes: Counter[str] = Counter()
+    examples = []
+    for r, out in zip(records, cleaned, strict=True):
+        raw = " ".join(r["abstract"].split())
+        if not math_spans(raw):
+            continue
+        verdict, problems = judge_row(raw, out)
+        verdicts[verdict] += 1
+        classes.update({p.split(":")[0] for p in problems})
+        if verdict == "changed" and len(examples) < show:
+            examples.append((r["id"], problems[:4]))
+    rows = sum(verdicts.values())
+    judged = verdicts["ok"] + verdicts["changed"]
+    print(f"{label}: {len(records) / seconds:,.0f} records/s cleaned ({seconds:.2f} s)")
+    print(f"  rows with math {rows}; judged {judged}; not aligned {verdicts['unaligned']}")
+    share = verdicts["changed"] / max(1, judged)
+    print(f"  meaning changed in {verdicts['changed']} rows ({share:.2%} of judged rows)")
+    print("  by class: " + ", ".join(f"{k} {v}" for k, v in classes.most_common()))
+    for rid, problems in examples:
+        print(f"    {rid}: {problems}")
+
+
+def report_spans(records: list[dict], cleaned: list[str], show: int) -> None:
+    """Without alignment: each span converted alone by the current tree's converter, judged,
+    and found verbatim in the cleaned record (so nothing after the conversion changed it)."""
+    sys.path.insert(0, str(ROOT))
+    from curate.texmath import convert
+
+    rows = changed = spans = kept = 0
+    examples = []
+    for r, out in zip(records, cleaned, strict=True):
+        found = math_spans(" ".join(r["abstract"].split()))
+        if not found:
+            continue
+        rows += 1
+        problems = []
+        for _s, _e, inner in found:
+            spans += 1
+            result = convert(f"${inner}$")
+            kept += result.kept
+            problems += judge_span(inner, result.text)
+            if " ".join(result.text.split()) not in " ".join(out.split()):
+                problems.append("not-in-output")
+        if problems:
+            changed += 1
+            if len(examples) < show:
+                examples.append((r["id"], problems[:4]))
+    print(f"  span by span (all {rows} rows with math, {spans} spans, {kept} kept as TeX): "
+          f"meaning changed in {changed} rows ({changed / max(1, rows):.2%})")  # fmt: skip
+    for rid, problems in examples:
+        print(f"    {rid}: {problems}")
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        worker(*sys.argv[2:6])
+        return
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    ap.add_argument("--baseline", help="git revision whose cleaner to compare with")
+    ap.add_argument("--build", action="store_true", help="also time curate build of the drops")
+    ap.add_argument("--converters", action="store_true", help="compare converters on the spans")
+    ap.add_argument("--show", type=int, default=10, help="changed rows to print")
+    args = ap.parse_args()
+    records = load_records(args.corpus)
+    if args.converters:
+        compare_converters(records)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {}
+        if args.baseline:
+            trees[f"baseline {args.baseline}"] = export_tree(args.baseline, Path(tmp))
+        trees["current tree"] = ROOT
+        for label, src in trees.items():
+            result = run_tree(src, "clean", args.corpus)
+            report(label, records, result["cleaned"], result["seconds"], args.show)
+            if src == ROOT:
+                report_spans(records, result["cleaned"], args.show)
+        if args.build:
+            for label, src in trees.items():
+                result = run_tree(src, "build", args.corpus)
+                rate = result["records"] / result["seconds"]
+                print(f"{label}: build {result['records']} records -> {result['rows']} rows "
+                      f"in {result['seconds']:.1f} s ({rate:,.0f} records/s)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
