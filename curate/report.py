@@ -341,5 +341,4 @@ def write_report(
     if target.exists() and not _is_ours(target):
         raise ReportError(f"{target} exists and is not a curate report: not overwriting it")
     atomic_write_text(target, render_report(folder, sources))
-    target.chmod(0o644)  # a page to share, not a private temporary file
     return target
