@@ -1,6 +1,6 @@
 """Start-up: wall time of short commands, and what ``import curate.cli`` loads.
 
-    uv run python bench/bench_startup.py [--runs 5]
+    uv run python bench/bench_startup.py [--runs 5] [--baseline REV]
 
 Runs each command ``--runs`` times in a fresh process and prints the best and the median wall
 time (hyperfine-like; best of N is the figure least disturbed by other load):
@@ -9,10 +9,12 @@ time (hyperfine-like; best of N is the figure least disturbed by other load):
 - ``curate validate sources/`` (the bundled sources, from the repository root; its cache in
   ``bench/out/startup-cache``, so after the first run it is warm, as in CI's second run)
 - ``python -c "import curate.cli"``
-- ``uv run curate --help`` (with bytecode: as configured; without: ``--no-compile-bytecode``)
+- ``uv run --no-compile-bytecode curate --help`` and ``uv run --compile-bytecode curate --help``:
+  with compile-bytecode on, ``uv run`` re-runs its compile step (a walk over all of
+  site-packages) on every call (uv issue #12202), which costs about what the .pyc files save
 
-each twice, back to back: with the environment's bytecode (``.pyc`` files that ``uv sync``
-wrote if ``[tool.uv] compile-bytecode`` is set) and with ``PYTHONPYCACHEPREFIX`` pointing to an
+each twice, back to back: with the environment's bytecode (the ``.pyc`` files
+``uv sync --compile-bytecode`` wrote) and with ``PYTHONPYCACHEPREFIX`` pointing to an
 empty folder, so that no ``.pyc`` is found and every module is compiled from source on every
 run, as with ``PYTHONDONTWRITEBYTECODE=1`` and no compiled bytecode. ``PYTHONDONTWRITEBYTECODE=1``
 is set for both, so a run writes no bytecode that a later run could use.
@@ -74,20 +76,22 @@ def main(argv: list[str] | None = None) -> int:
     bindir = Path(sys.executable).parent
     curate = str(bindir / "curate") if (bindir / "curate").exists() else None
     entry = [curate] if curate else [sys.executable, "-m", "curate.cli"]
-    # name -> (command with bytecode, command without); they differ only for `uv run`, which
-    # with compile-bytecode set re-runs its compile step (a walk over site-packages) each time.
+    # name -> (command timed with the .pyc files, command timed without them)
     commands = {
         "curate --help": ([*entry, "--help"],) * 2,
         "curate validate sources/": ([*entry, "validate", "sources/"],) * 2,
         'python -c "import curate.cli"': ([sys.executable, "-c", "import curate.cli"],) * 2,
     }
     if shutil.which("uv"):
-        commands["uv run curate --help"] = (
-            ["uv", "run", "curate", "--help"],
-            ["uv", "run", "--no-compile-bytecode", "curate", "--help"],
-        )
+        # `uv run` with compile-bytecode on (in [tool.uv] or UV_COMPILE_BYTECODE) re-runs its
+        # compile step, a walk over all of site-packages, on every call (uv issue #12202).
+        for flag in ("--no-compile-bytecode", "--compile-bytecode"):
+            commands[f"uv run {flag} curate --help"] = (
+                ["uv", "run", flag, "curate", "--help"],
+            ) * 2
     base_env = {k: v for k, v in os.environ.items() if k != "PYTHONPYCACHEPREFIX"}
     base_env["PYTHONDONTWRITEBYTECODE"] = "1"
+    base_env["PYTHONSAFEPATH"] = "1"  # `python -c` must not put the working folder first
     base_env["CURATE_CACHE_DIR"] = str(OUT / "startup-cache")
     pyc = sum(1 for _ in (bindir.parent / "lib").rglob("*.pyc"))
     print(f"# bench_startup: best and median of {args.runs} runs; {machine()}")
