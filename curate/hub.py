@@ -26,19 +26,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from huggingface_hub.errors import HfHubHTTPError
-
-try:  # the HTTP library huggingface_hub is built on; its transport errors are transient
-    import httpx2
-
-    _TRANSPORT_ERRORS: tuple[type[BaseException], ...] = (
-        httpx2.TimeoutException,
-        httpx2.NetworkError,
-        httpx2.RemoteProtocolError,
-    )
-except ImportError:  # pragma: no cover - depends on the huggingface_hub release
-    _TRANSPORT_ERRORS = ()
-
 T = TypeVar("T")
 Sleep = Callable[[float], None]
 Say = Callable[[str], None]
@@ -111,6 +98,8 @@ _limits = _Limits()
 
 def _client_factory() -> Any:
     """huggingface_hub's own client, with curate's transport."""
+    import httpx2
+
     try:
         from huggingface_hub.utils._http import hf_request_event_hook
 
@@ -183,6 +172,16 @@ def status_of(exc: BaseException) -> int | None:
     return getattr(response, "status_code", None) if response is not None else None
 
 
+def _transport_errors() -> tuple[type[BaseException], ...]:
+    # Imported on first use, not at the top: every command imports this module (the CLI
+    # catches HubError), and huggingface_hub with its HTTP stack costs start-up time.
+    try:  # the HTTP library huggingface_hub is built on; its transport errors are transient
+        import httpx2
+    except ImportError:  # pragma: no cover - depends on the huggingface_hub release
+        return ()
+    return (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError)
+
+
 def _unwrap(exc: BaseException) -> BaseException:
     """huggingface_hub wraps a failed upload in RuntimeError; the cause is what failed."""
     if type(exc) is RuntimeError and exc.__cause__ is not None:
@@ -194,9 +193,11 @@ def is_transient(exc: BaseException) -> bool:
     exc = _unwrap(exc)
     if isinstance(exc, Transient):
         return True
+    from huggingface_hub.errors import HfHubHTTPError
+
     if isinstance(exc, HfHubHTTPError):
         return status_of(exc) in RETRYABLE_STATUS
-    return isinstance(exc, _TRANSPORT_ERRORS)
+    return isinstance(exc, _transport_errors())
 
 
 def _retry_after(exc: BaseException) -> float | None:

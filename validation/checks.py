@@ -12,8 +12,6 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
 
-import ftfy
-
 from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import Corpus
@@ -122,6 +120,8 @@ def check_html(record: Record, config: Config) -> Iterator[Finding]:
 
 @register("mojibake", "error", "record", "text garbled by a wrong decoding, as ftfy recognises it")
 def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
+    import ftfy  # here, not at the top: start-up of commands that check nothing (see bench_startup)
+
     text = record.text
     if not residue.may_be_mojibake(text) or not ftfy.badness.is_bad(text):
         return

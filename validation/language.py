@@ -14,11 +14,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from langdetect import DetectorFactory, detect_langs
-from langdetect.lang_detect_exception import LangDetectException
-
-DetectorFactory.seed = 0
-
 # English function words that are not also common words of other Latin-script languages
 # ("a", "on", "in", "an", "also", "was", "die", "de", "la" and the like are left out on purpose).
 _ENGLISH = frozenset(
@@ -49,6 +44,11 @@ def looks_english(text: str) -> bool:
 @lru_cache(maxsize=4096)
 def detect(text: str) -> tuple[str | None, float]:
     """(most probable language, its probability) by langdetect; (None, 0.0) without an answer."""
+    # Imported here, not at the top: loading langdetect costs start-up time that commands
+    # which never detect a language (``curate --help``) should not pay.
+    from langdetect import DetectorFactory, detect_langs
+    from langdetect.lang_detect_exception import LangDetectException
+
     DetectorFactory.seed = 0
     try:
         best = detect_langs(text)[0]
