@@ -574,7 +574,7 @@ def cmd_codes(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- 10: anyone's dataset: curate init, curate config, baselines, the repo id of a build ---
+# --- a project of one's own: curate init, curate config, baselines, the repo id of a build ---
 
 
 def _add_baseline_options(p: argparse.ArgumentParser) -> None:

@@ -320,7 +320,7 @@ def test_math_inside_a_text_command_is_converted_as_math() -> None:
 
 def test_primes_in_math_are_primes() -> None:
     # arXiv:2504.18518: arcseconds typed as `''` in math are a double prime, not a TeX quote
-    # left in the text (merge of 8a and 8c: 8c's oracle flagged the ASCII `''`).
+    # left in the text (the text-mode oracle flagged the ASCII `''`).
     raw = "above 75 mJy and an angular size of $90''$ or greater"
     assert clean_text(raw).text == "above 75 mJy and an angular size of 90′′ or greater"
     assert clean_text(r"$f'(x)$ and $x^{''}$").text == "f′(x) and x′′"

@@ -390,7 +390,7 @@ ADVERSARIAL = [
     "_a " * 300,
     "``a " * 300,
     "[a](" * 300,
-    # 8a's math spans: `$ x $` with one letter or TeX syntax, touching formulas (merge of 8a)
+    # math spans with blanks inside: `$ x $` with one letter or TeX syntax, touching formulas
     "$ " * 300,
     "$ x " * 300,
     "$ \\" * 300,
@@ -427,7 +427,7 @@ def test_emphasis_bodies_cannot_hold_their_own_marker() -> None:
 
 def test_math_spans_scan_at_most_to_the_next_dollar() -> None:
     """The structure that keeps the math pattern linear: every inline alternative (including
-    8a's `$ x $` ones) stays inside `[^$]`, so an opening `$` scans at most to the next `$`;
+    the `$ x $` ones) stays inside `[^$]`, so an opening `$` scans at most to the next `$`;
     the one `.+?` is display math's, whose closing `$$` would be the opening of any later one,
     so a failed opening scans to the end at most once; `\\( \\[` bodies hold no opener."""
     pattern = residue.MATH.pattern

@@ -48,7 +48,7 @@ class Config:
     )
     card_template: str = "dataset_card.md"
     severity: dict[str, Severity] = field(default_factory=dict)
-    # --- 10: what the dataset is (card, Croissant), several venues/years, header phrases,
+    # --- what the dataset is (card, Croissant), several venues/years, header phrases,
     # rule control (per-file ignores) and what the build does with flagged rows ---
     description: str = ""
     license_name: str | None = None
