@@ -623,14 +623,16 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
         text = _decode_entities(text)
         saved = _Saved()
 
-        def formula(m: re.Match[str]) -> str:
-            result = _math_to_text(m.group(), math)
+        def convert(span: str) -> str:
+            result = _math_to_text(span, math)
             if result.kept:
                 kept.append(result.text)
             return saved.keep(result.text)
 
         if residue.may_have("latex", text):
-            text = residue.MATH.sub(formula, text)
+            text = residue.MATH.sub(lambda m: convert(m.group()), text)
+            # Scripts typed without dollars (`4x10^{-4}`) are formulas too: converted as one.
+            text = residue.SCRIPTS.sub(lambda m: convert(f"${m.group()}$"), text)
         text = saved.restore(_text_mode(text, saved))
     return CleanResult(
         text=_normalise(text), kinds=kinds, fixed_mojibake=mojibake, math_kept=tuple(kept)

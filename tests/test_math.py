@@ -325,3 +325,47 @@ def test_primes_in_math_are_primes() -> None:
     assert clean_text(raw).text == "above 75 mJy and an angular size of 90′′ or greater"
     assert clean_text(r"$f'(x)$ and $x^{''}$").text == "f′(x) and x′′"
     assert clean_text(raw, math="tex").text == raw
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # arXiv:2504.12940: a superscript typed in prose, without dollars.
+        (
+            "whose contribution is of the order of 4x10^{-4} Msun/yr, completed by",
+            "whose contribution is of the order of 4x10⁻⁴ Msun/yr, completed by",
+        ),
+        # arXiv:2507.00126: unit exponents keep their sign (the brace walk used to give s^-1).
+        (
+            "dispersions of 115 +/- 7 km s^{-1} in the inner region",
+            "dispersions of 115 +/- 7 km s⁻¹ in the inner region",
+        ),
+        # openreview:SyProzZAW: grouping kept, never n^1/k.
+        (
+            "grows exponentially not with n but with n^{1/k}, suggesting that",
+            "grows exponentially not with n but with n^(1/k), suggesting that",
+        ),
+        # arXiv:2505.19908: a chemical formula's subscript.
+        (
+            "the hydrogenation reaction network of isolated HC_{3}N, the smallest cyanopolyyne",
+            "the hydrogenation reaction network of isolated HC₃N, the smallest cyanopolyyne",
+        ),
+        # arXiv:2507.21266: asymmetric error bars, both scripts kept with their signs.
+        ("=0.277^{+0.017}_{-0.015}, and", "=0.277_(-0.015)^(+0.017), and"),
+    ],
+)
+def test_scripts_typed_without_dollars_are_math(raw: str, expected: str) -> None:
+    assert clean_text(raw).text == expected
+    # validate is not blind to them: the same spans are LaTeX residue.
+    assert [r.text[:1] for r in residue.find("latex", raw)] in (["^"], ["_"])
+
+
+def test_scripts_without_dollars_in_tex_mode_get_dollars() -> None:
+    assert clean_text("of the order of 4x10^{-4} Msun", math="tex").text == (
+        "of the order of 4x10$^{-4}$ Msun"
+    )
+
+
+def test_bare_stars_and_underscores_are_not_scripts() -> None:
+    # `x^*` and `a_b` carry no braces: arithmetic and names, left as they are.
+    assert residue.find("latex", "the optimum x^* and the name a_b and set {0, 1}") == []

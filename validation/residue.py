@@ -54,10 +54,15 @@ DASH = r"(?<![-!<])(?:---|--(?![A-Za-z])|(?<=\S)--)(?![->])"
 # A one-word brace group in running text is TeX grouping (BibTeX's case braces, `{faster}` left
 # by a stripped `\emph`); `x^{2}`, `a_{ij}` and set braces `{0, 1}` are not this.
 TEX_GROUP = r"(?<![\w^_\\])\{[A-Za-z][a-z]+\}"
+# Sub- and superscripts typed in prose without dollars (`4x10^{-4}`, `km s^{-1}`, `HC_{3}N`,
+# `0.277^{+0.017}_{-0.015}`) are math all the same: one or two braced scripts right after a
+# word, `)` or `]`, each at most 40 characters, so a failed opener costs a bounded scan.
+SCRIPT = r"(?<=[\w)\]])(?:[\^_]\{[^{}$\\\n]{1,40}\}){1,2}"
+SCRIPTS = re.compile(SCRIPT)
 # Every alternative starts with one of a few characters; saying so up front lets the regex
 # engine skip every other position at once (about twice as fast on real abstracts).
 LATEX = re.compile(
-    r"(?=[$\\`'~{-])(?:"
+    r"(?=[$\\`'~{^_-])(?:"
     + "|".join(
         (
             _LATEX_MATH,
@@ -68,6 +73,7 @@ LATEX = re.compile(
             TIE,
             DASH,
             TEX_GROUP,
+            SCRIPT,
         )
     )
     + ")",
