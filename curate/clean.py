@@ -453,10 +453,12 @@ def _symbol(name: str) -> str | None:
     repl = getattr(spec, "simplify_repl", None)
     if name in _NOT_SYMBOLS or not isinstance(repl, str) or not repl or "%" in repl:
         return None
-    if repl.startswith("<") or _WALKER_CONTEXT.get_macro_spec(name) is None:
+    if repl.startswith("<"):
         return None
+    # The parser's context lists only macros that take arguments: one it does not know is a
+    # plain symbol (`\ldots`, `\dag`), not something to drop to its name.
     walker_spec = _WALKER_CONTEXT.get_macro_spec(name)
-    if getattr(walker_spec, "arguments_spec_list", None):
+    if walker_spec is not None and getattr(walker_spec, "arguments_spec_list", None):
         return None  # it takes arguments: not a plain symbol
     return repl
 
@@ -604,6 +606,15 @@ def _normalise(text: str) -> str:
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
+# A symbol macro in running text with its scripts, if any (`\Omega_{m0}`, `\sigma_v`); the
+# longest name first, and not a prefix of a longer command (`\in` is not `\int`).
+_PROSE_SYMBOL = re.compile(
+    r"\\(?:"
+    + "|".join(sorted(texmath.SYMBOL_NAMES, key=lambda n: (-len(n), n)))
+    + r")(?![A-Za-z])(?:[\^_](?:\{[^{}$\\\n]{1,40}\}|[A-Za-z0-9]))*"
+)
+
+
 # --- The pipeline ---------------------------------------------------------------------------
 def clean_text(text: str, math: str = "unicode") -> CleanResult:
     """Clean one record: mojibake, controls, HTML, math, text-mode TeX and Markdown, NFC.
@@ -631,6 +642,9 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
 
         if residue.may_have("latex", text):
             text = residue.MATH.sub(lambda m: convert(m.group()), text)
+            # Symbols typed without dollars (`69.9\pm 1.4`, `\sigma_v`) are formulas too.
+            if "\\" in text:
+                text = _PROSE_SYMBOL.sub(lambda m: convert(f"${m.group()}$"), text)
             # Scripts typed without dollars (`4x10^{-4}`) are formulas too: converted as one.
             text = residue.SCRIPTS.sub(lambda m: convert(f"${m.group()}$"), text)
         text = saved.restore(_text_mode(text, saved))

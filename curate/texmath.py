@@ -92,6 +92,15 @@ def _symbol_table() -> dict[str, str]:
 
 
 _SYMBOLS = _symbol_table()
+# The names of symbol macros, for the cleaner: `\pm`, `\alpha`, `\leq` typed in prose without
+# dollars are math all the same (text mode would print `69.9pm 1.4`).
+SYMBOL_NAMES = frozenset(
+    name
+    for name, symbol in _SYMBOLS.items()
+    if name.isalpha()
+    and len(symbol) == 1
+    and (unicodedata.category(symbol) == "Sm" or "GREEK" in unicodedata.name(symbol, ""))
+) | {"cdot"}
 _OPERATORS = frozenset(
     "log ln lg exp sin cos tan cot sec csc sinh cosh tanh coth arcsin arccos arctan min max sup "
     "inf lim liminf limsup det deg dim ker hom arg gcd Pr mod bmod".split()

@@ -369,3 +369,40 @@ def test_scripts_without_dollars_in_tex_mode_get_dollars() -> None:
 def test_bare_stars_and_underscores_are_not_scripts() -> None:
     # `x^*` and `a_b` carry no braces: arithmetic and names, left as they are.
     assert residue.find("latex", "the optimum x^* and the name a_b and set {0, 1}") == []
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # arXiv:2506.18286: text mode used to print `2.1 pm 0.2` and `[alpha/Fe]`.
+        (
+            "the lithium abundance Log(Li/H) = 2.1 {\\pm} 0.2. Two stars of the sample have "
+            "low [{\\alpha}/Fe] abundances",
+            "the lithium abundance Log(Li/H) = 2.1 ± 0.2. Two stars of the sample have "
+            "low [α/Fe] abundances",
+        ),
+        # arXiv:2505.10944: a unit, not `mum`.
+        (
+            "between 0.1 and 0.2 {\\mu}m, with a corresponding",
+            "between 0.1 and 0.2 μm, with a corresponding",
+        ),
+        # arXiv:2507.00126 and arXiv:2507.21266: a symbol with its script, and `\pm` glued to
+        # a number (it was published as `69.9pm 1.4`, a length in picometres).
+        (
+            "dispersions of \\sigma_v = 115 +/- 7 km s^{-1} in the inner region",
+            "dispersions of σᵥ = 115 +/- 7 km s⁻¹ in the inner region",
+        ),
+        (
+            "H_0 = 69.9\\pm 1.4 km/s/Mpc, \\Omega_{m0}=0.277^{+0.017}_{-0.015}, and",
+            "H_0 = 69.9± 1.4 km/s/Mpc, Ωₘ₀=0.277_(-0.015)^(+0.017), and",
+        ),
+    ],
+)
+def test_symbols_typed_without_dollars_are_math(raw: str, expected: str) -> None:
+    assert clean_text(raw).text == expected
+
+
+def test_symbols_without_dollars_in_tex_mode_get_dollars_and_text_symbols_do_not() -> None:
+    raw = "H_0 = 69.9\\pm 1.4 and so on \\ldots with \\dag"
+    assert clean_text(raw, math="tex").text == "H_0 = 69.9$\\pm$ 1.4 and so on … with †"
+    assert clean_text(raw).text == "H_0 = 69.9± 1.4 and so on … with †"
