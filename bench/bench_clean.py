@@ -69,9 +69,11 @@ MATH_LEFT = {
 }
 # What the oracle blanks out of the raw record before collecting words that must survive:
 # math spans, command names, arguments that are not text (keys, labels, environment names),
-# escapes, HTML, Markdown markers and link targets (``[url](url)`` keeps the URL once).
+# escapes, HTML, Markdown markers and link targets (``[url](url)`` keeps the URL once). A
+# braced script typed in prose (``12.7^{+2.0}_{-1.7}``) is math too: the converter may write
+# its scripts in another order, so its digits are math's to account for, not this oracle's.
 BLANK = re.compile(
-    r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]"
+    r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|[\^_]\{[^{}$]*\}"
     r"|\\(?:[Cc]ite[a-z]*|ref|eqref|label|cref|autoref|begin|end|vspace|hspace)\*?(?:\[[^\]]*\])?\{[^}]*\}"
     r"|\]\([^)\s]*\)|\\href\{[^}]*\}"
     r"|\\?&#?\w+;|\\[A-Za-z]+|\\.|<[^<>]{1,80}>|[*_`~{}]",
