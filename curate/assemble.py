@@ -1,9 +1,12 @@
 """Turning validated drops into the published table, a file at a time.
 
-The table is ordered by id, but records arrive in file order, so rows are made per file (in
-worker processes), partitioned by the first hex digit of their id into 16 buckets on disk, and
-each bucket is then sorted and appended to the Parquet file in turn. Memory is bounded by one
-bucket, not by the corpus, and the output is the same bytes whatever the number of workers.
+The rows were made when each file was checked (:mod:`curate.rows`) and wait in a spool, one
+Arrow file per drop. Here the survivors of deduplication and the row policies are taken from
+it and given their flags and provenance. The table is ordered by id, but records arrive in file
+order, so this is done per file (in worker processes), partitioned by the first hex digit of
+the id into 16 buckets on disk, and each bucket is then sorted and appended to the Parquet file
+in turn. Memory is bounded by one bucket, not by the corpus, and the output is the same bytes
+whatever the number of workers.
 """
 
 from __future__ import annotations
@@ -27,18 +30,13 @@ import pyarrow.parquet as pq
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
 from curate import export
-from curate.clean import clean_text
 from curate.dedupe import MATCH_NEAR, MATCHES, Plan
 from curate.parallel import Workers, borrow
-from curate.parse import parse_file
+from curate.rows import MADE, MATH_KEPT, read_spool, spool_path
 from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
-from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
 from validation.findings import Finding, Report
-from validation.language import language_of
-from validation.normalize import plain_text
-from validation.records import Record
 from validation.registry import REGISTRY, finding, row_policy_of
 
 BUCKETS = "0123456789abcdef"
@@ -67,52 +65,13 @@ class Assembled:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def has_math(raw: str) -> bool:
-    return any(
-        span.text.startswith(("$", "\\(", "\\[", "\\begin")) for span in residue.find("latex", raw)
-    )
-
-
-def make_row(
-    record: Record,
-    row_id: str,
-    sources: list[dict[str, Any]],
-    config: Config,
-    flags: list[str] | None = None,
-    kept: list[Finding] | None = None,
-) -> dict[str, Any]:
-    """The table row of one record; a math span kept as TeX is added to ``kept`` as a finding."""
-    cleaned = clean_text(record.text, math=config.math)
-    if kept is not None:
-        kept.extend(_math_kept(record, cleaned.math_kept, config))
-    words = normalize.words(cleaned.text)
-    language = None
-    if len(words) >= config.language_min_words:
-        language = language_of(plain_text(cleaned.text))[0]
-    header = record.header
-    return {
-        "id": row_id,
-        "abstract": cleaned.text,
-        "abstract_raw": record.text,
-        "venue": header.venue if header else None,
-        "year": header.year if header else None,
-        "language": language,
-        "word_count": len(words),
-        "char_count": len(cleaned.text),
-        "has_math": has_math(record.text),
-        "markup": list(cleaned.kinds),
-        "flags": flags or [],
-        "sources": sources,
-    }
-
-
-def _math_kept(record: Record, spans: tuple[str, ...], config: Config) -> Iterator[Finding]:
+def _math_kept(file: str, line: int, spans: list[str], config: Config) -> Iterator[Finding]:
     for span in spans:
         shown = span if len(span) <= 60 else span[:59] + "…"
         yield finding(
             "math-kept",
-            record.file,
-            record.line,
+            file,
+            line,
             f"math kept as TeX, it cannot be converted to {config.math} faithfully: `{shown}`",
             config,
         )
@@ -128,18 +87,27 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
 
 
 def rows_of_file(
-    path: str, config: Config, todo: FileTodo, out_dir: str, tag: str
-) -> list[Finding]:
-    """Worker: the rows of one file's survivors, written into the 16 id buckets; returns the
+    path: str, spooled: str, lines: np.ndarray, config: Config, todo: FileTodo, out_dir: str,
+    tag: str,
+) -> list[Finding]:  # fmt: skip
+    """Worker: the rows of one file's survivors, taken from its spool (made when the file was
+    checked) with their flags and sources added, written into the 16 id buckets; returns the
     ``math-kept`` findings of those rows."""
-    source = parse_file(Path(path), config)
     kept: list[Finding] = []
-    rows = [
-        make_row(source.records[ri], rid, sources, config, flags, kept)
-        for ri, rid, sources, flags in todo
-    ]
-    if not rows:
+    if not todo:
         return kept
+    spool = read_spool(Path(spooled))
+    picked = spool.take(pa.array([ri for ri, _, _, _ in todo], pa.int64()))
+    rows = picked.to_pylist()
+    for row, (ri, rid, sources, flags) in zip(rows, todo, strict=True):
+        if not row.pop(MADE) or row["id"] != rid:
+            raise RuntimeError(
+                f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the file "
+                "was checked; this is a bug in curate"
+            )
+        kept.extend(_math_kept(path, int(lines[ri]), row.pop(MATH_KEPT), config))
+        row["flags"] = flags
+        row["sources"] = sources
     check_rows(rows)
     digests = [export.row_digest(r) for r in rows]
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
@@ -257,9 +225,11 @@ def assemble(
     say: Say = lambda _m: None,
     policy: RowPolicy | None = None,
     names: list[str] | None = None,
+    spool: Path,
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id, without the
-    rows ``policy`` drops and with the flags it gives."""
+    rows ``policy`` drops and with the flags it gives; their rows are taken from ``spool``,
+    where validation made them (:func:`curate.validate.validate_paths` with ``rows``)."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)
@@ -268,10 +238,11 @@ def assemble(
         prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
     ) as tmp:
         work = (
-            (files[fi].path, config, todo, tmp, f"{fi:07d}")
+            (files[fi].path, str(spool_path(spool, fi)), files[fi].lines, config, todo, tmp,
+             f"{fi:07d}")
             for fi, todo in todo_by_file(files, plan, policy, names)
             if todo
-        )
+        )  # fmt: skip
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:
                 # A bounded window of submitted files keeps the queued provenance small.
@@ -283,18 +254,18 @@ def assemble(
                         kept.extend(window.pop(0).result())
                         done += 1
                         if done % 50 == 0:
-                            say(f"cleaned {done} files")
+                            say(f"assembled the rows of {done} files")
                 for future in window:
                     kept.extend(future.result())
         else:
             for args in work:
                 kept.extend(rows_of_file(*args))
-        say(f"cleaned {total} records")
+        say(f"assembled {total} rows")
         cleaned = time.perf_counter()
         result = _write_buckets(Path(tmp), parquet)
         result.math_kept = kept
         result.timings = {
-            "clean + rows (wall)": cleaned - started,
+            "provenance + rows (wall)": cleaned - started,
             "sort + write (wall)": time.perf_counter() - cleaned,
         }
         return result

@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -23,7 +25,8 @@ from curate.croissant import croissant_metadata, write_croissant
 from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
 from curate.parse import display
-from curate.report import REPORT_HTML, render_report
+from curate.report import REPORT_HTML, RecordTexts, render_report
+from curate.rows import read_spool, spool_path
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
@@ -80,6 +83,28 @@ def _near_pairs(
         path, _, line = str(f.related).rpartition(":")
         pairs.append((index(f.file, f.line), index(path, int(line)), float(f.score or 0.0)))
     return pairs, findings
+
+
+def _spooled_texts(files: list[FileResult], names: list[str], rows: Path) -> RecordTexts:
+    """The raw texts of records by (file name, line), read from the spool of their rows."""
+    index = {name: i for i, name in enumerate(names)}
+
+    def texts(wanted: set[tuple[str, int]]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        by_file: dict[int, list[int]] = {}
+        for name, line in wanted:
+            if name in index:
+                by_file.setdefault(index[name], []).append(line)
+        for fi, lines in sorted(by_file.items()):
+            raw = read_spool(spool_path(rows, fi)).column("abstract_raw")
+            known = files[fi].lines
+            for line in lines:
+                k = int(np.searchsorted(known, line))
+                if k < len(known) and known[k] == line:
+                    out[f"{names[fi]}:{line}"] = raw[k].as_py()
+        return out
+
+    return texts
 
 
 def _source_entries(files: list[FileResult], names: list[str]) -> list[dict[str, Any]]:
@@ -199,52 +224,56 @@ def _build_locked(
     jobs = default_jobs() if jobs is None else max(1, jobs)
     workers = Workers(jobs)  # started by validation while this process is small, reused after
     try:
-        started = time.perf_counter()
-        run = validate_paths(
-            paths,
-            config,
-            jobs=jobs,
-            workers=workers,
-            cache_dir=cache_dir,
-            progress=on_file
-            or ((lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None),
-        )
-        report, files = run.report, run.files
-        records_in = report.records
-        say(f"validated {len(files)} files, {records_in} records")
-        if report.errors:
-            raise BuildRefused(f"validation found {len(report.errors)} errors", report)
-        pairs, near_findings = _near_pairs(files, report)
-        if config.near_duplicates == "fail" and near_findings:
-            raise BuildRefused(
-                f"{len(near_findings)} near-duplicates and near_duplicates = 'fail'",
-                Report(findings=near_findings, files=report.files, records=report.records),
-            )
-        ids = [i for f in files for i in f.ids]
-        policy, dropped = decide_rows(report, files, config, run.names)
-        if policy.dropped:
-            # A dropped record is nobody's near-duplicate: it must not absorb a kept one.
-            pairs = [p for p in pairs if ids[p[0]] not in policy.dropped
-                     and ids[p[1]] not in policy.dropped]  # fmt: skip
-            say(f"row policy: {len(dropped)} records dropped")
-        validated = time.perf_counter()
-        groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
-        timings = {
-            "validate (wall)": validated - started,
-            "dedupe plan": time.perf_counter() - validated,
-        }
-        say(
-            f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
-            "duplicates merged"
-        )
-        if previous is None:
-            version = release.decide_version(None, None, version, config.version).version
-
         with export.staged_folder(target, force=force, say=say, on_abort=workers.close) as stage:
+            # Validation makes every record's row in the same visit as its checks, into the
+            # spool `rows`; assembly takes the survivors' rows from there (curate.rows). The
+            # spool is inside the stage: a failed build removes it with the stage.
+            rows = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
+            started = time.perf_counter()
+            run = validate_paths(
+                paths,
+                config,
+                jobs=jobs,
+                workers=workers,
+                cache_dir=cache_dir,
+                progress=on_file
+                or ((lambda path, n: say(f"checked {path} ({n} records)")) if verbose else None),
+                rows=rows,
+            )
+            report, files = run.report, run.files
+            records_in = report.records
+            say(f"validated {len(files)} files, {records_in} records")
+            if report.errors:
+                raise BuildRefused(f"validation found {len(report.errors)} errors", report)
+            pairs, near_findings = _near_pairs(files, report)
+            if config.near_duplicates == "fail" and near_findings:
+                raise BuildRefused(
+                    f"{len(near_findings)} near-duplicates and near_duplicates = 'fail'",
+                    Report(findings=near_findings, files=report.files, records=report.records),
+                )
+            ids = [i for f in files for i in f.ids]
+            policy, dropped = decide_rows(report, files, config, run.names)
+            if policy.dropped:
+                # A dropped record is nobody's near-duplicate: it must not absorb a kept one.
+                pairs = [p for p in pairs if ids[p[0]] not in policy.dropped
+                         and ids[p[1]] not in policy.dropped]  # fmt: skip
+                say(f"row policy: {len(dropped)} records dropped")
+            validated = time.perf_counter()
+            groups = plan(ids, pairs, merge_near=config.near_duplicates == "merge")
+            timings = {
+                "validate (wall)": validated - started,
+                "dedupe plan": time.perf_counter() - validated,
+            }
+            say(
+                f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
+                "duplicates merged"
+            )
+            if previous is None:
+                version = release.decide_version(None, None, version, config.version).version
             parquet = stage / export.PARQUET_PATH
             table = assemble(
                 files, groups, config, parquet, jobs=jobs, workers=workers, say=say,
-                policy=policy, names=run.names,
+                policy=policy, names=run.names, spool=rows,
             )  # fmt: skip
             timings.update(table.timings)
             # Reported like the checks' findings: not when `off` or ignored for the file (10's
@@ -339,7 +368,9 @@ def _build_locked(
                     "rows_flagged": table.flagged,
                     "duplicates_merged": {"exact": groups.exact_merged, "near": groups.near_merged},
                     "schema": [{"name": f.name, "type": str(f.type)} for f in ARROW_SCHEMA],
-                    "files": export.file_inventory(stage, exclude={"manifest.json"}),
+                    "files": export.file_inventory(
+                        stage, exclude={"manifest.json"}, skip=rows.name
+                    ),
                     "sources": sources,
                     "toolkit": {"curate": __version__},
                     "settings": config.as_dict(),
@@ -360,7 +391,9 @@ def _build_locked(
             # The page for people is not part of the release: it is rendered from the manifest,
             # is not in its `files`, and publish does not upload it. Its hash goes under
             # `local_files`, so the next build recognises the page as ours and may replace it.
-            page = render_report(stage, paths).encode("utf-8")
+            page = render_report(stage, record_texts=_spooled_texts(files, run.names, rows))
+            page = page.encode("utf-8")
+            shutil.rmtree(rows)  # before the swap: the spool is not part of the build
             manifest["local_files"] = {
                 REPORT_HTML: {"sha256": hashlib.sha256(page).hexdigest(), "size": len(page)}
             }

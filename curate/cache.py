@@ -39,7 +39,7 @@ from validation.registry import REGISTRY
 from validation.runner import RecordResult
 from validation.sketch import NUM_PERM
 
-FORMAT = "curate-validation-cache/3"
+FORMAT = "curate-validation-cache/4"
 Warn = Callable[[str], None]
 
 
@@ -88,12 +88,19 @@ def encode_record(r: RecordResult) -> dict[str, Any]:
         "findings": [_finding(f) for f in r.findings],
         "id": r.id,
         "sig": _array(r.sig, "<u2"),
+        "language": r.language,
     }
 
 
 def decode_record(d: dict[str, Any]) -> RecordResult:
+    language = d["language"]
+    if language is not None and not isinstance(language, str):
+        raise ValueError("language is not a string")
     return RecordResult(
-        tuple(_unfinding(f) for f in d["findings"]), str(d["id"]), _unarray(d["sig"], "<u2", (-1,))
+        tuple(_unfinding(f) for f in d["findings"]),
+        str(d["id"]),
+        _unarray(d["sig"], "<u2", (-1,)),
+        language,
     )
 
 

@@ -71,10 +71,16 @@ def canonical_fingerprint(rows: list[dict[str, Any]]) -> str:
     return digest.hexdigest()
 
 
-def file_inventory(folder: Path, exclude: set[str]) -> dict[str, dict[str, Any]]:
+def file_inventory(
+    folder: Path, exclude: set[str], skip: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """Hash and size of every file in ``folder`` but ``exclude`` and what is under ``skip``
+    (a build's working folder, removed before the build is swapped in)."""
     out = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
+        if skip is not None and rel.startswith(skip + "/"):
+            continue
         if rel not in exclude and rel != STAGING_MARKER:
             out[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
     return out

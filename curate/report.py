@@ -16,7 +16,7 @@ import io
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -164,9 +164,18 @@ def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str,
     return out
 
 
-def collect(folder: str | Path, sources: Iterable[str | Path] = ()) -> dict[str, Any]:
+# {(file name, line), ...} -> {"name:line": raw text}: the texts of merged duplicates
+RecordTexts = Callable[[set[tuple[str, int]]], dict[str, str]]
+
+
+def collect(
+    folder: str | Path,
+    sources: Iterable[str | Path] = (),
+    record_texts: RecordTexts | None = None,
+) -> dict[str, Any]:
     """Everything the page shows, read from the build folder (and the drops, for the text of
-    merged duplicates, which the table does not keep)."""
+    merged duplicates, which the table does not keep: found in ``sources`` by name and hash,
+    or given by ``record_texts``, as a build that still holds them does)."""
     folder = Path(folder)
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
@@ -223,7 +232,12 @@ def collect(folder: str | Path, sources: Iterable[str | Path] = ()) -> dict[str,
     rows = _rows(files, {i for i, _ in clusters_shown} | set(sampled))
 
     wanted = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
-    texts = _record_texts(_source_texts(manifest, sources), wanted) if wanted else {}
+    if not wanted:
+        texts = {}
+    elif record_texts is not None:
+        texts = record_texts(wanted)
+    else:
+        texts = _record_texts(_source_texts(manifest, sources), wanted)
     clusters = []
     for i, occurrences in clusters_shown:
         members = []
@@ -312,10 +326,15 @@ def collect(folder: str | Path, sources: Iterable[str | Path] = ()) -> dict[str,
 TEMPLATE = Path(__file__).with_name("report.html.j2")
 
 
-def render_report(folder: str | Path, sources: Iterable[str | Path] = ()) -> str:
+def render_report(
+    folder: str | Path,
+    sources: Iterable[str | Path] = (),
+    record_texts: RecordTexts | None = None,
+) -> str:
     """The page for the build in ``folder``; ``sources`` are where to find the drops."""
     env = Environment(autoescape=True, keep_trailing_newline=True)
-    return env.from_string(TEMPLATE.read_text(encoding="utf-8")).render(**collect(folder, sources))
+    data = collect(folder, sources, record_texts)
+    return env.from_string(TEMPLATE.read_text(encoding="utf-8")).render(**data)
 
 
 def _is_ours(path: Path) -> bool:

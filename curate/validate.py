@@ -53,7 +53,7 @@ _worker_caches: dict[tuple[str, str], ValidationCache] = {}
 
 
 def _check_one(
-    path: str, config: Config, cache_dir: str | None
+    path: str, config: Config, cache_dir: str | None, rows: str | None = None
 ) -> tuple[FileResult, list[tuple[str, str, str]], int, int]:
     """Worker: check one file; return its result and the cache entries the parent is to store.
 
@@ -61,7 +61,7 @@ def _check_one(
     per file), and the parent writes every new entry in one transaction.
     """
     if not cache_dir:
-        return _check_with(path, config, None), [], 0, 0
+        return _check_with(path, config, None, rows), [], 0, 0
     key = (cache_dir, json.dumps(config.as_dict(), sort_keys=True, default=str))
     cache = _worker_caches.get(key)
     if cache is None:
@@ -69,26 +69,52 @@ def _check_one(
             cache_dir, config, _stderr_warning, readonly=True
         )
     hits, misses = cache.hits, cache.misses
-    result = _check_with(path, config, cache)
+    result = _check_with(path, config, cache, rows)
     return result, cache.take_pending(), cache.hits - hits, cache.misses - misses
 
 
-def _check_with(path: str, config: Config, cache: ValidationCache | None) -> FileResult:
+def _check_with(
+    path: str, config: Config, cache: ValidationCache | None, rows: str | None = None
+) -> FileResult:
+    """Parse and check one file; with ``rows`` (a spool file), also make its records' rows.
+
+    This is the one visit of a file: parsing, checks and rows, each record passing each stage
+    once (see :mod:`curate.rows`).
+    """
     t = time.perf_counter()
     source = parse_file(Path(path), config)
     parse_seconds = time.perf_counter() - t
-    result = check_file(source, config, cache)
+    spool = None
+    if rows is not None:
+        from curate.rows import RowSpool  # the cleaner: only a build pays for importing it
+
+        spool = RowSpool(source.path, config, Path(rows))
+    result = check_file(source, config, cache, spool)
     result.timings["parse"] = result.timings.get("parse", 0.0) + parse_seconds
+    if spool is not None:
+        t = time.perf_counter()
+        spool.write()
+        result.timings["clean + rows"] = spool.seconds + time.perf_counter() - t
     return result
 
 
-def _texts_loader(results: list[FileResult], config: Config):
+def _texts_loader(results: list[FileResult], config: Config, rows: Path | None = None):
+    """Record texts by (file, record) index, for the near-duplicate check's few candidates:
+    from the spooled rows in a build, else by parsing the file again."""
+
     def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
         by_file: dict[int, list[int]] = {}
         for fi, ri in keys:
             by_file.setdefault(fi, []).append(ri)
         out = {}
         for fi, indexes in by_file.items():
+            if rows is not None:
+                from curate.rows import read_spool, spool_path
+
+                raw = read_spool(spool_path(rows, fi)).column("abstract_raw")
+                for ri in indexes:
+                    out[(fi, ri)] = raw[ri].as_py()
+                continue
             source = parse_file(Path(results[fi].path), config)
             for ri in indexes:
                 out[(fi, ri)] = source.records[ri].text
@@ -106,12 +132,15 @@ def validate_paths(
     cache_dir: str | Path | None = None,
     progress: Progress | None = None,
     warn: Warn = _stderr_warning,
+    rows: Path | None = None,
 ) -> ValidationRun:
     """Parse and check the drops at ``paths``; raises ``UsageError`` for a missing path.
 
     ``jobs`` worker processes check files in parallel (default: one per core, and none for a
     small input), from ``workers`` if the caller shares its pool; ``cache_dir`` turns on the
-    content-addressed cache.
+    content-addressed cache. With ``rows`` (a folder), each file's rows are made in the same
+    visit and spooled there as ``curate.rows.spool_path(rows, file index)``: what a build
+    does. A file is then always read, even when the cache knows its findings.
     """
     entries = discover(paths, config.exclude)
     found = [e.path for e in entries]
@@ -126,7 +155,7 @@ def validate_paths(
             where = entry.path.as_posix()
             results[i] = _empty_result(where, [finding(code, where, 0, message, config)])
             continue
-        if cache is not None:
+        if cache is not None and rows is None:
             data = _cacheable_bytes(entry.path, config)
             sha = hashlib.sha256(data).hexdigest() if data is not None else ""
             hit = cache.get_file(sha, entry.path.as_posix()) if sha else None
@@ -145,7 +174,8 @@ def validate_paths(
     if jobs > 1 and len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
         with borrow(workers, jobs) as pool:
             futures = [
-                pool.submit(_check_one, found[i].as_posix(), config, cache_arg) for i in todo
+                pool.submit(_check_one, found[i].as_posix(), config, cache_arg, _spool(rows, i))
+                for i in todo
             ]
             for i, future in zip(todo, futures, strict=True):
                 results[i], pending, hits, misses = future.result()
@@ -156,14 +186,14 @@ def validate_paths(
                 _store(cache, results[i], progress)
     else:
         for i in todo:
-            results[i] = _check_with(found[i].as_posix(), config, cache)
+            results[i] = _check_with(found[i].as_posix(), config, cache, _spool(rows, i))
             _store(cache, results[i], progress)
     timings["files (wall)"] = time.perf_counter() - t
 
     done = [r for r in results if r is not None]
     for r in done:
         add_timings(timings, r.timings)
-    corpus_findings, corpus_timings = check_corpus(done, config, _texts_loader(done, config))
+    corpus_findings, corpus_timings = check_corpus(done, config, _texts_loader(done, config, rows))
     add_timings(timings, corpus_timings)
     for r in done:  # the corpus checks were their only reader: 252 bytes a record, let go
         r.sigs = r.sigs[:0]
@@ -176,6 +206,14 @@ def validate_paths(
         cache.close()
         run.cache_hits, run.cache_misses = cache.hits, cache.misses
     return run
+
+
+def _spool(rows: Path | None, file_index: int) -> str | None:
+    if rows is None:
+        return None
+    from curate.rows import spool_path
+
+    return spool_path(rows, file_index).as_posix()
 
 
 def _store(

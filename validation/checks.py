@@ -16,7 +16,7 @@ from validation import normalize, residue
 from validation.config import Config
 from validation.corpus import Corpus
 from validation.findings import Finding
-from validation.language import detect, language_of
+from validation.language import body_language, detect
 from validation.records import Record, SourceFile
 from validation.registry import finding, register, register_code
 
@@ -74,14 +74,13 @@ def word_count(record: Record) -> int:
 
 @register("language", "error", "record", "a record is not in the expected language")
 def check_language(record: Record, config: Config) -> Iterator[Finding]:
-    plain = normalize.plain_text(record.text)
-    if len(normalize.words(plain)) < config.language_min_words:
+    lang, prob = body_language(record.text, config.language_min_words)
+    if lang is None and prob is None:  # too short to tell
         return
-    lang, prob = language_of(plain)
     if lang in config.languages:
         return
     if prob is None:  # the English pre-check answered, and English is not allowed: ask langdetect
-        lang, prob = detect(plain)
+        lang, prob = detect(normalize.plain_text(record.text))
     expected = ", ".join(config.languages)
     yield finding(
         "language",

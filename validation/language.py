@@ -65,3 +65,19 @@ def language_of(text: str) -> tuple[str | None, float | None]:
     if looks_english(text):
         return "en", None
     return detect(text)
+
+
+@lru_cache(maxsize=16)
+def body_language(text: str, min_words: int) -> tuple[str | None, float | None]:
+    """The language of a record's raw ``text``, as the ``language`` check and the row see it.
+
+    Markup is stripped first (a detector reading ``\\mathbb`` sees no language); a record of
+    fewer than ``min_words`` words gets no answer, ``(None, None)``. Cached by text so that the
+    check and the record's row, made in the same visit, detect once.
+    """
+    from validation.normalize import plain_text, words
+
+    plain = plain_text(text)
+    if len(words(plain)) < min_words:
+        return None, None
+    return language_of(plain)

@@ -18,6 +18,7 @@ from validation import checks as _checks  # noqa: F401  (fills the registry)
 from validation.config import Config
 from validation.corpus import Corpus, FileResult, TextLoader
 from validation.findings import Finding, Report, Severity
+from validation.language import body_language
 from validation.records import Record, SourceFile
 from validation.registry import REGISTRY, checks
 from validation.sketch import NUM_PERM, sketch
@@ -25,11 +26,18 @@ from validation.sketch import NUM_PERM, sketch
 
 @dataclass(frozen=True, slots=True)
 class RecordResult:
-    """A record's own findings (lines relative to its first line), id and MinHash signature."""
+    """What checking a record computed and the later stages use instead of computing again:
+    its own findings (lines relative to its first line), id, MinHash signature and language."""
 
     findings: tuple[Finding, ...]
     id: str
     sig: np.ndarray
+    language: str | None = None
+
+
+# Called with each record and its result right after its checks, in the same visit: how a
+# build makes the record's row without parsing or analysing the record a second time.
+RecordVisitor = Callable[[Record, RecordResult], None]
 
 
 class RecordCache(Protocol):
@@ -47,12 +55,26 @@ def check_record(record: Record, config: Config, timings: dict[str, float]) -> R
     t = time.perf_counter()
     sk, _ = sketch(record.text, config.shingle_size)
     timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
+    # The `language` check computed this already (cached by text); it is computed here only
+    # when that check is off, because the row's `language` column needs it all the same.
+    t = time.perf_counter()
+    language = body_language(record.text, config.language_min_words)[0]
+    timings["language"] = timings.get("language", 0.0) + time.perf_counter() - t
     relative = tuple(replace(f, file="", line=f.line - record.line) for f in found)
-    return RecordResult(relative, sk.id, sk.sig)
+    return RecordResult(relative, sk.id, sk.sig, language)
 
 
-def check_file(source: SourceFile, config: Config, cache: RecordCache | None = None) -> FileResult:
-    """Parse findings, file checks and record checks of one file, and its records' sketches."""
+def check_file(
+    source: SourceFile,
+    config: Config,
+    cache: RecordCache | None = None,
+    visit: RecordVisitor | None = None,
+) -> FileResult:
+    """Parse findings, file checks and record checks of one file, and its records' sketches.
+
+    ``visit`` gets each record with its result (its accepted codes left out) as soon as the
+    record is checked.
+    """
     timings: dict[str, float] = {}
     findings = list(source.findings)
     for spec in checks("file", config):
@@ -68,11 +90,15 @@ def check_file(source: SourceFile, config: Config, cache: RecordCache | None = N
             result = check_record(record, config, timings)
             if cache is not None:
                 cache.put(record.text, result)
+        if record.accept and any(f.code in record.accept for f in result.findings):
+            result = replace(
+                result, findings=tuple(f for f in result.findings if f.code not in record.accept)
+            )
         findings.extend(
-            replace(f, file=source.path, line=f.line + record.line)
-            for f in result.findings
-            if f.code not in record.accept
+            replace(f, file=source.path, line=f.line + record.line) for f in result.findings
         )
+        if visit is not None:
+            visit(record, result)
         ids.append(result.id)
         sigs[i] = result.sig
     lines = np.fromiter((r.line for r in source.records), dtype=np.int32, count=n)
