@@ -147,7 +147,7 @@ def test_a_record_that_refuses_the_build_is_not_cleaned(drops, tmp_path, counted
     run = validate_paths([drops], Config(), jobs=1, rows=spool)
     assert [f.code for f in run.report.errors] == ["control-char"]
     assert bad not in counted["clean"].calls
-    extra = [i for i, f in enumerate(run.files) if f.path.endswith("zz-extra.txt")][0]
+    extra = next(i for i, f in enumerate(run.files) if f.path.endswith("zz-extra.txt"))
     table = read_spool(spool_path(spool, extra))
     assert table.column(MADE).to_pylist() == [False]
     assert table.column("abstract_raw").to_pylist() == [bad]  # still there for the corpus
