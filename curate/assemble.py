@@ -42,6 +42,7 @@ from validation.registry import REGISTRY, finding, row_policy_of
 BUCKETS = "0123456789abcdef"
 DIGEST = "_row_sha256"
 PARALLEL_MIN_RECORDS = 5_000
+TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
 Say = Callable[[str], None]
 
 # (record index in its file, its id, its sources, its flags) for each surviving record of a file
@@ -86,28 +87,35 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
     TABLE_SCHEMA.validate(frame, lazy=True)
 
 
-def rows_of_file(
-    path: str, spooled: str, lines: np.ndarray, config: Config, todo: FileTodo, out_dir: str,
-    tag: str,
-) -> list[Finding]:  # fmt: skip
-    """Worker: the rows of one file's survivors, taken from its spool (made when the file was
-    checked) with their flags and sources added, written into the 16 id buckets; returns the
-    ``math-kept`` findings of those rows."""
+# One file's part of an assembly task: its path, spool, record lines and surviving records.
+FilePart = tuple[str, str, np.ndarray, FileTodo]
+
+
+def rows_of_files(parts: list[FilePart], config: Config, out_dir: str, tag: str) -> list[Finding]:
+    """Worker: the rows of some files' survivors, taken from their spools (made when the files
+    were checked) with their flags and sources added, checked against the table's contract and
+    written into the 16 id buckets; returns the ``math-kept`` findings of those rows.
+
+    Several small files make one task: the contract's check and the bucket writes cost about
+    the same for ten rows as for thousands.
+    """
     kept: list[Finding] = []
-    if not todo:
+    rows: list[dict[str, Any]] = []
+    for path, spooled, lines, todo in parts:
+        spool = read_spool(Path(spooled))
+        picked = spool.take(pa.array([ri for ri, _, _, _ in todo], pa.int64())).to_pylist()
+        for row, (ri, rid, sources, flags) in zip(picked, todo, strict=True):
+            if not row.pop(MADE) or row["id"] != rid:
+                raise RuntimeError(
+                    f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the "
+                    "file was checked; this is a bug in curate"
+                )
+            kept.extend(_math_kept(path, int(lines[ri]), row.pop(MATH_KEPT), config))
+            row["flags"] = flags
+            row["sources"] = sources
+        rows += picked
+    if not rows:
         return kept
-    spool = read_spool(Path(spooled))
-    picked = spool.take(pa.array([ri for ri, _, _, _ in todo], pa.int64()))
-    rows = picked.to_pylist()
-    for row, (ri, rid, sources, flags) in zip(rows, todo, strict=True):
-        if not row.pop(MADE) or row["id"] != rid:
-            raise RuntimeError(
-                f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the file "
-                "was checked; this is a bug in curate"
-            )
-        kept.extend(_math_kept(path, int(lines[ri]), row.pop(MATH_KEPT), config))
-        row["flags"] = flags
-        row["sources"] = sources
     check_rows(rows)
     digests = [export.row_digest(r) for r in rows]
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
@@ -122,6 +130,32 @@ def rows_of_file(
             with ipc.new_file(target, part.schema) as writer:
                 writer.write_table(part)
     return kept
+
+
+def _tasks(
+    files: list[FileResult],
+    plan: Plan,
+    policy: RowPolicy | None,
+    names: list[str] | None,
+    spool: Path,
+) -> Iterator[tuple[str, list[FilePart]]]:
+    """Consecutive files grouped into tasks of at least :data:`TASK_ROWS` rows (or one file),
+    each named by its first file's index."""
+    parts: list[FilePart] = []
+    rows = 0
+    tag = ""
+    for fi, todo in todo_by_file(files, plan, policy, names):
+        if not todo:
+            continue
+        if not parts:
+            tag = f"{fi:07d}"
+        parts.append((files[fi].path, str(spool_path(spool, fi)), files[fi].lines, todo))
+        rows += len(todo)
+        if rows >= TASK_ROWS:
+            yield tag, parts
+            parts, rows = [], 0
+    if parts:
+        yield tag, parts
 
 
 @dataclass(frozen=True)
@@ -237,29 +271,25 @@ def assemble(
     with tempfile.TemporaryDirectory(
         prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
     ) as tmp:
-        work = (
-            (files[fi].path, str(spool_path(spool, fi)), files[fi].lines, config, todo, tmp,
-             f"{fi:07d}")
-            for fi, todo in todo_by_file(files, plan, policy, names)
-            if todo
-        )  # fmt: skip
+        work = ((parts, config, tmp, tag) for tag, parts in _tasks(files, plan, policy, names,
+                                                                   spool))  # fmt: skip
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:
-                # A bounded window of submitted files keeps the queued provenance small.
+                # A bounded window of submitted tasks keeps the queued provenance small.
                 window: list[Future[list[Finding]]] = []
                 done = 0
                 for args in work:
-                    window.append(pool.submit(rows_of_file, *args))
+                    window.append(pool.submit(rows_of_files, *args))
                     if len(window) >= 2 * jobs:
                         kept.extend(window.pop(0).result())
                         done += 1
-                        if done % 50 == 0:
-                            say(f"assembled the rows of {done} files")
+                        if done % 20 == 0:
+                            say(f"assembled {done} tasks of rows")
                 for future in window:
                     kept.extend(future.result())
         else:
             for args in work:
-                kept.extend(rows_of_file(*args))
+                kept.extend(rows_of_files(*args))
         say(f"assembled {total} rows")
         cleaned = time.perf_counter()
         result = _write_buckets(Path(tmp), parquet)

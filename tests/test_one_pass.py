@@ -171,3 +171,15 @@ def test_a_warm_cache_gives_the_row_its_language_without_detecting(drops, tmp_pa
     parquet = Path("data") / "train-00000-of-00001.parquet"
     assert (tmp_path / "a" / parquet).read_bytes() == (tmp_path / "b" / parquet).read_bytes()
     validation.language.body_language.cache_clear()
+
+
+def test_the_table_does_not_depend_on_how_files_are_grouped_into_tasks(
+    drops, tmp_path, monkeypatch
+):
+    import curate.assemble
+
+    parquet = Path("data") / "train-00000-of-00001.parquet"
+    build([drops], tmp_path / "one", Config(), jobs=1, template=TEMPLATE)
+    monkeypatch.setattr(curate.assemble, "TASK_ROWS", 1)  # a task per file
+    build([drops], tmp_path / "many", Config(), jobs=1, template=TEMPLATE)
+    assert (tmp_path / "one" / parquet).read_bytes() == (tmp_path / "many" / parquet).read_bytes()

@@ -526,12 +526,13 @@ SLOW_PARALLEL_BUILD = """
 import sys, time
 import curate.assemble as assemble, curate.validate as validate
 assemble.PARALLEL_MIN_RECORDS = 0
+assemble.TASK_ROWS = 1  # a task per file
 validate.PARALLEL_MIN_BYTES = 0
-real = assemble.rows_of_file
+real = assemble.rows_of_files
 def slow(*args):
     time.sleep(0.5)  # workers still writing into the staging folder when Ctrl-C comes
     return real(*args)
-assemble.rows_of_file = slow
+assemble.rows_of_files = slow
 from curate.cli import main
 sys.exit(main(sys.argv[1:]))
 """
