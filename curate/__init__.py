@@ -11,25 +11,24 @@ The Python API, for notebooks and pipelines; the command line calls the same fun
 
 The functions are not called ``validate`` and ``build`` because ``curate.validate`` and
 ``curate.build`` are the modules that implement them. Heavy imports wait until a function is
-called, so ``import curate`` stays cheap.
+called, so ``import curate`` stays cheap: every ``curate`` command imports this package first,
+and ``curate --help`` must not pay for what only ``curate build`` uses (``tests/test_startup.py``).
+Even the light names (``Config``, ``Report``, ``__version__``) are looked up on first use, by
+:func:`__getattr__`.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validation.config import Config, ConfigError, load_config
-from validation.findings import Finding, Report, Severity
-
 if TYPE_CHECKING:
-    from curate.build import BuildResult
+    from pathlib import Path
 
-try:
-    __version__ = version("curate")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0"
+    from curate.build import BuildResult
+    from validation.config import Config, ConfigError, load_config
+    from validation.findings import Finding, Report, Severity
+
+    __version__: str
 
 __all__ = [
     "BuildResult",
@@ -59,6 +58,7 @@ def validate_drops(
     :class:`curate.parse.UsageError`; a broken file is a finding, never an exception.
     """
     from curate.validate import validate_paths
+    from validation.config import load_config
 
     config = load_config() if config is None else config
     return validate_paths(
@@ -79,14 +79,53 @@ def build_dataset(
     (``version``, ``previous``, ``template``, ``jobs``, ``cache_dir``, ``progress``).
     """
     from curate.build import build
+    from validation.config import load_config
 
     config = load_config() if config is None else config
     return build(list(paths or ["sources"]), out, config, **options)  # type: ignore[arg-type]
 
 
-def __getattr__(name: str) -> object:
-    if name == "BuildResult":
-        from curate.build import BuildResult
+# Where each lazily imported public name lives (PEP 562: ``curate.Config`` and
+# ``from curate import Config`` both come through ``__getattr__`` the first time).
+_LAZY = {
+    "BuildResult": "curate.build",
+    "Config": "validation.config",
+    "ConfigError": "validation.config",
+    "load_config": "validation.config",
+    "Finding": "validation.findings",
+    "Report": "validation.findings",
+    "Severity": "validation.findings",
+}
 
-        return BuildResult
-    raise AttributeError(f"module 'curate' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    """A public name, imported on first use and then kept as a plain module attribute."""
+    if name == "__version__":
+        value: object = _version()
+    elif name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module 'curate' has no attribute {name!r}")
+    globals()[name] = value  # later look-ups do not come here again
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def _version() -> str:
+    """The installed distribution's version, read from its metadata.
+
+    ``importlib.metadata`` costs about as much as Python's own start-up (it imports ``email``,
+    ``zipfile``, ``csv``…), so it is imported here, by the commands that print or record the
+    version (``--version``, a build's manifest, the cache's fingerprint), not by every command.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("curate")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0"
