@@ -11,6 +11,8 @@ command run back to back, A B C A B C…, so a burst of load from elsewhere hits
   filled by an untimed first run, as in CI's second run) and cold (a new, empty cache folder
   before every run: the first run of a checkout)
 - ``python -c "import curate.cli"``
+- ``python -c pass`` and ``python -c "import numpy"`` (with the .pyc files only): how fast the
+  machine is at the time, to compare figures taken on different days or under other load
 - ``uv run curate --help`` and ``uv run --compile-bytecode curate --help``: with compile-bytecode
   on, ``uv run`` re-runs its compile step (a walk over all of site-packages) on every call (uv
   issue #12202), which costs about what the .pyc files save
@@ -72,6 +74,7 @@ HEAVY = (
     "sqlite3",
 )
 STATES = ("pyc", "own pyc", "no pyc")
+REFERENCES = ("python -c pass", 'python -c "import numpy"')
 
 
 def run(cmd: list[str], env: dict[str, str], before: Callable[[], None] | None = None) -> float:
@@ -138,6 +141,9 @@ def main(argv: list[str] | None = None) -> int:
     script = bindir / "curate"
     entry = [str(script)] if script.exists() else [sys.executable, "-m", "curate.cli"]
     commands: dict[str, list[str]] = {
+        # References for the machine's speed today (they do not depend on curate's code).
+        "python -c pass": [sys.executable, "-c", "pass"],
+        'python -c "import numpy"': [sys.executable, "-c", "import numpy"],
         "curate --help": [*entry, "--help"],
         "curate validate --help": [*entry, "validate", "--help"],
         "curate --version": [*entry, "--version"],
@@ -190,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                 for state in states
                 if not (state == "no pyc" and name.endswith("(cold)"))
             ]
+            if name in REFERENCES:
+                variants = [("this tree", "pyc")]
             times: dict[tuple[str, str], list[float]] = {v: [] for v in variants}
             for v in variants:  # untimed: fills the warm cache, loads the files into memory
                 env = envs[v]
