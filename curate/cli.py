@@ -81,10 +81,10 @@ def _add_safety_options(p: argparse.ArgumentParser, *, build: bool) -> None:
 
 def _jobs(args: argparse.Namespace) -> int | None:
     """--jobs, capped at the CPUs this process may use unless --force-jobs."""
-    from curate.parallel import default_jobs
-
     if args.jobs is None:
         return None
+    from curate.parallel import default_jobs  # multiprocessing: only when --jobs is given
+
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     cpus = default_jobs()
