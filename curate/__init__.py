@@ -11,25 +11,24 @@ The Python API, for notebooks and pipelines; the command line calls the same fun
 
 The functions are not called ``validate`` and ``build`` because ``curate.validate`` and
 ``curate.build`` are the modules that implement them. Heavy imports wait until a function is
-called, so ``import curate`` stays cheap.
+called, so ``import curate`` stays cheap: every ``curate`` command imports this package first,
+and ``curate --help`` must not pay for what only ``curate build`` uses (``tests/test_startup.py``).
+Even the light names (``Config``, ``Report``, ``__version__``) are looked up on first use, by
+:func:`__getattr__`.
 """
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from validation.config import Config, ConfigError, load_config
-from validation.findings import Finding, Report, Severity
-
 if TYPE_CHECKING:
-    from curate.build import BuildResult
+    from pathlib import Path
 
-try:
-    __version__ = version("curate")
-except PackageNotFoundError:  # running from a source tree that is not installed
-    __version__ = "0.0.0"
+    from curate.build import BuildResult
+    from validation.config import Config, ConfigError, load_config
+    from validation.findings import Finding, Report, Severity
+
+    __version__: str
 
 __all__ = [
     "BuildResult",
@@ -59,6 +58,7 @@ def validate_drops(
     :class:`curate.parse.UsageError`; a broken file is a finding, never an exception.
     """
     from curate.validate import validate_paths
+    from validation.config import load_config
 
     config = load_config() if config is None else config
     return validate_paths(
@@ -79,14 +79,100 @@ def build_dataset(
     (``version``, ``previous``, ``template``, ``jobs``, ``cache_dir``, ``progress``).
     """
     from curate.build import build
+    from validation.config import load_config
 
     config = load_config() if config is None else config
     return build(list(paths or ["sources"]), out, config, **options)  # type: ignore[arg-type]
 
 
-def __getattr__(name: str) -> object:
-    if name == "BuildResult":
-        from curate.build import BuildResult
+# Where each lazily imported public name lives (PEP 562: ``curate.Config`` and
+# ``from curate import Config`` both come through ``__getattr__`` the first time).
+_LAZY = {
+    "BuildResult": "curate.build",
+    "Config": "validation.config",
+    "ConfigError": "validation.config",
+    "load_config": "validation.config",
+    "Finding": "validation.findings",
+    "Report": "validation.findings",
+    "Severity": "validation.findings",
+}
 
-        return BuildResult
-    raise AttributeError(f"module 'curate' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    """A public name, imported on first use and then kept as a plain module attribute."""
+    if name == "__version__":
+        value: object = _version()
+    elif name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module 'curate' has no attribute {name!r}")
+    globals()[name] = value  # later look-ups do not come here again
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+def _version() -> str:
+    """The installed distribution's version, as ``importlib.metadata.version("curate")`` says.
+
+    Asked by ``--version``, a build's manifest and the validation cache's fingerprint (so every
+    warm ``curate validate``). ``importlib.metadata`` costs about as much to import as Python's
+    own start-up (``email``, ``zipfile``, ``csv``…), so the usual case (one
+    ``curate-*.dist-info`` folder, as pip and uv install it, editable or not) is read directly;
+    anything else (an egg, a zip, two candidates in one folder) is left to ``importlib.metadata``.
+    ``tests/test_startup.py`` checks that both give the same answer.
+    """
+    found = _dist_info_version()
+    if found is not None:
+        return found
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("curate")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0.0.0"
+
+
+def _dist_info_version() -> str | None:
+    """``Version:`` of the distribution ``importlib.metadata`` would find first, or None if unsure.
+
+    It searches ``sys.path`` in order and takes the first folder holding a ``curate-*.dist-info``
+    or ``curate-*.egg-info`` entry (names compared case-insensitively, ``-``/``_``/``.`` alike).
+    """
+    import os
+    import re
+    import sys
+
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except NotADirectoryError:  # a zip: importlib.metadata looks inside, this does not
+            return None
+        except OSError:  # missing or unreadable: importlib.metadata skips it too
+            continue
+        found = [
+            n
+            for n in names
+            if n.lower().endswith((".dist-info", ".egg-info"))
+            and re.sub(r"[-_.]+", "_", n.lower().rpartition(".")[0].partition("-")[0]) == "curate"
+        ]
+        if not found:
+            continue
+        if len(found) != 1 or not found[0].lower().endswith(".dist-info"):
+            return None
+        try:
+            with open(os.path.join(entry or ".", found[0], "METADATA"), encoding="utf-8") as f:
+                for line in f:
+                    if not line.strip():  # the end of the headers
+                        return None
+                    key, _, value = line.partition(":")
+                    if key.strip().lower() == "version":
+                        return value.strip() or None
+        except OSError:
+            return None
+        return None
+    return None

@@ -5,6 +5,11 @@ Exit codes: 0 success, 1 the data failed (errors, or warnings with ``--strict``)
 died, an environment failure or a bug: one line, the traceback with ``--debug``), 130
 interrupted, 141 output cut off by a closed pipe (``curate codes | head``).
 Bad input never produces a traceback: it is a finding or a one-line message.
+
+Start-up: this module imports argparse-level things only. Every library a command needs (numpy,
+pyarrow, pandas, huggingface_hub, tqdm, even ``importlib.metadata`` for ``--version``) is
+imported inside that command, so ``curate --help`` or ``curate config`` never pays for what
+``curate build`` uses; ``tests/test_startup.py`` lists what must stay out of ``sys.modules``.
 """
 
 from __future__ import annotations
@@ -12,19 +17,17 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
-from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from curate import __version__, release
-from curate.hub import HubError, HubSettingsError
-from curate.parse import UsageError
-from validation.config import Config, ConfigError, LoadedConfig, load_config_file
-from validation.findings import Report
+from curate.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
     from curate.build import BuildResult
+    from validation.config import Config, LoadedConfig
+    from validation.findings import Report
 
 DEFAULT_SOURCES = "sources"
 DEFAULT_CACHE_DIR = ".curate-cache"
@@ -78,10 +81,10 @@ def _add_safety_options(p: argparse.ArgumentParser, *, build: bool) -> None:
 
 def _jobs(args: argparse.Namespace) -> int | None:
     """--jobs, capped at the CPUs this process may use unless --force-jobs."""
-    from curate.parallel import default_jobs
-
     if args.jobs is None:
         return None
+    from curate.parallel import default_jobs  # multiprocessing: only when --jobs is given
+
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
     cpus = default_jobs()
@@ -289,9 +292,24 @@ def _closing_lines(result: BuildResult) -> None:
 # --- end of console block -----------------------------------------------------------------------
 
 
+class _VersionAction(argparse.Action):
+    """``--version``, which reads the version (``importlib.metadata``) only when it is asked."""
+
+    def __init__(self, option_strings: list[str], dest: str, help: str | None = None) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_args: object) -> None:
+        from curate import __version__
+
+        sys.stdout.write(f"curate {__version__}\n")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="curate", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"curate {__version__}")
+    parser.add_argument(
+        "--version", action=_VersionAction, help="show the toolkit's version and exit"
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     v = sub.add_parser("validate", help="check source drops and report every fault")
@@ -392,6 +410,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _loaded(args: argparse.Namespace) -> LoadedConfig:
     loaded = getattr(args, "_loaded", None)
     if loaded is None:
+        from validation.config import load_config_file
+
         loaded = args._loaded = load_config_file(getattr(args, "config", None))
     return loaded
 
@@ -442,6 +462,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
         report = apply_baseline(report, args.baseline)
     if args.format == "sarif":
+        from curate import __version__
+
         sys.stdout.write(render_sarif(report, tool_version=__version__))
     else:
         sys.stdout.write(RENDERERS[args.format](report))
@@ -462,6 +484,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    from curate import release
     from curate.build import BuildRefused, build
     from curate.card import template_path
     from curate.validate import printable
@@ -534,6 +557,8 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
+    from curate import release
+
     say = console(args).say
     old = release.load_release(args.old, say=say)
     new = release.load_release(args.new, say=say)
@@ -671,13 +696,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
         return code
-    except (UsageError, ConfigError, release.ReleaseUsageError, HubSettingsError) as exc:
+    except (
+        UsageError,
+        *_raised("validation.config", "ConfigError"),
+        *_raised("curate.release", "ReleaseUsageError"),
+        *_raised("curate.hub", "HubSettingsError"),
+    ) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 2
-    except (release.ReleaseError, HubError) as exc:
+    except (*_raised("curate.release", "ReleaseError"), *_raised("curate.hub", "HubError")) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 1
-    except BrokenProcessPool:
+    except _raised("concurrent.futures.process", "BrokenProcessPool"):
         print(
             "curate: error: a worker process died (killed, e.g. by the out-of-memory killer); "
             "nothing was written; retry with fewer --jobs",
@@ -700,6 +730,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+
+
+def _raised(module: str, name: str) -> tuple[type[BaseException], ...]:
+    """The exception class ``module.name``, if that module has been imported; else nothing.
+
+    An ``except`` clause evaluates its classes only when an exception reaches it, and an
+    exception of a class whose module was never imported cannot have been raised: so ``main``
+    can name the errors of ``curate.release``, ``curate.hub`` or the process pool without
+    importing them (and numpy, multiprocessing...) on every start-up.
+    """
+    loaded = sys.modules.get(module)
+    return (getattr(loaded, name),) if loaded is not None else ()
 
 
 def _one_line(exc: BaseException) -> str:

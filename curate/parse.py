@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import validation.checks  # noqa: F401  (registers the parse codes)
+from curate.errors import UsageError
 from validation.config import Config
 from validation.headers import parse_header
 from validation.records import Record, SourceFile
@@ -24,10 +25,6 @@ from validation.registry import finding
 
 BOM = "\ufeff"
 ACCEPT_MARKER = re.compile(r"^[ \t]*#[ \t]*curate:[ \t]*accept[ \t]+([a-z][a-z, \t-]*?)[ \t]*$")
-
-
-class UsageError(Exception):
-    """A command-line mistake (for example a path that does not exist): exit 2, one line."""
 
 
 DROP_GLOB = "*.txt"

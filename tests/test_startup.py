@@ -1,51 +1,135 @@
 """Start-up: the command line must not import the heavy libraries it does not use.
 
 ``curate --help`` and ``curate validate`` on a small drop are what CI and a user wait for on
-every call; importing ``datasets``, pandas or huggingface_hub for them costs seconds (see
-``bench/bench_startup.py``). These tests check the list of loaded modules in a fresh
-interpreter, not a timing, so they do not depend on the machine's load.
+every call; importing numpy, pandas, pandera or huggingface_hub for them costs seconds on a
+slow machine (see ``bench/bench_startup.py``). These tests check which modules a fresh
+interpreter loads, not a timing, so they do not depend on the machine's load:
+
+- ``import curate.cli`` and the short commands (``--help``, ``--version``, a command's
+  ``--help``) load none of :data:`HEAVY`, not even numpy;
+- a warm ``curate validate`` (every file from the cache) loads no pandas, pandera, pyarrow or
+  langdetect: only the cold run, which runs the checks, needs them.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
-# Libraries that only building, cleaning, writing or publishing use.
+# What no command may import before it knows it needs it: the data stack, the Hub client, the
+# report's charts and templates, the cleaner, the progress bar, and importlib.metadata (as dear
+# as Python's own start-up; ``curate.__version__`` reads the dist-info directly).
 HEAVY = (
-    "datasets",
+    "numpy",
+    "pyarrow",
     "pandas",
     "pandera",
-    "pyarrow",
+    "datasets",
     "huggingface_hub",
+    "httpx",
     "httpx2",
+    "matplotlib",
+    "jinja2",
     "langdetect",
     "ftfy",
     "pylatexenc",
+    "tqdm",
+    "importlib.metadata",
+    "multiprocessing",
+    "concurrent.futures",
+    "sqlite3",
+)
+# What the checks need and a warm run (every result from the cache) must not: numpy stays (the
+# cached sketches are arrays), the schema check's pandas and pandera and the language model go.
+NOT_WHEN_WARM = (
+    "pandas",
+    "pandera",
+    "pyarrow",
+    "langdetect",
+    "ftfy",
+    "datasets",
+    "huggingface_hub",
     "matplotlib",
+    "jinja2",
+    "pylatexenc",
+    "importlib.metadata",
 )
 
 
+def heavy_among(modules: set[str], heavy: tuple[str, ...] = HEAVY) -> list[str]:
+    """The entries of ``heavy`` that are among ``modules``, itself or any of its submodules."""
+    return sorted(h for h in heavy if any(m == h or m.startswith(h + ".") for m in modules))
+
+
 def loaded_modules(code: str) -> set[str]:
-    """Top-level names of the modules loaded after running ``code`` in a fresh interpreter."""
+    """The modules loaded after running ``code`` in a fresh interpreter."""
     probe = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
     out = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
-    return {name.split(".")[0] for name in json.loads(out.splitlines()[-1])}
+    return set(json.loads(out.splitlines()[-1]))
+
+
+def curate_command(*args: str, env: dict[str, str] | None = None) -> tuple[set[str], str]:
+    """Run the installed ``curate`` script under ``python -X importtime``: what it imported.
+
+    ``-X importtime`` reports every module an interpreter imports, on stderr, so this sees the
+    real command as a user runs it (the console script, its ``main``), not a re-creation of it.
+    """
+    script = Path(sys.executable).with_name("curate")
+    entry = [str(script)] if script.is_file() else ["-m", "curate.cli"]
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", *entry, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+    )
+    assert run.returncode in (0, 1), run.stderr[-2000:]
+    imported = {
+        line.split("|")[-1].strip()
+        for line in run.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert imported, "no -X importtime output"
+    return imported, run.stdout
 
 
 def test_importing_the_cli_loads_no_heavy_library():
     loaded = loaded_modules("import curate.cli")
-    assert "curate" in loaded  # the probe did import it
-    assert sorted(set(HEAVY) & loaded) == []
+    assert "curate.cli" in loaded  # the probe did import it
+    assert heavy_among(loaded) == []
 
 
-def test_curate_help_loads_no_heavy_library():
+def test_importing_curate_loads_no_heavy_library_and_keeps_its_api():
+    loaded = loaded_modules(
+        "import curate\n"
+        "assert callable(curate.validate_drops) and callable(curate.build_dataset)\n"
+        "from curate import Config, Finding, Report, Severity\n"
+        "assert curate.ConfigError.__name__ == 'ConfigError'\n"
+        "assert curate.__version__.count('.') >= 1"
+    )
+    assert heavy_among(loaded) == []
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["--version"], ["validate", "--help"], ["build", "--help"]]
+)
+def test_short_commands_load_no_heavy_library(args):
+    imported, out = curate_command(*args)
+    assert "curate.cli" in imported
+    assert heavy_among(imported) == []
+    assert ("validate" in out) if args == ["--help"] else out
+
+
+def test_curate_help_in_process_loads_no_heavy_library():
     code = (
         "import contextlib, io\n"
         "from curate.cli import main\n"
@@ -56,9 +140,28 @@ def test_curate_help_loads_no_heavy_library():
         "        pass\n"
         "assert 'validate' in out.getvalue()"
     )
-    assert sorted(set(HEAVY) & loaded_modules(code)) == []
+    assert heavy_among(loaded_modules(code)) == []
+
+
+def test_version_agrees_with_importlib_metadata():
+    """The fast read of the dist-info gives what importlib.metadata gives."""
+    from importlib.metadata import version
+
+    import curate
+
+    assert curate._dist_info_version() == version("curate") == curate.__version__
+
+
+def test_a_warm_validate_loads_no_pandas_pandera_or_langdetect(tmp_path):
+    env = {"CURATE_CACHE_DIR": str(tmp_path / "cache")}
+    cold, cold_out = curate_command("validate", "sources/", "--format", "json", env=env)
+    warm, warm_out = curate_command("validate", "sources/", "--format", "json", env=env)
+    # The cold run checked the files, schema check (pandera) included: the probe sees it.
+    assert {"pandas", "pandera"} <= {m.split(".")[0] for m in cold}
+    assert json.loads(warm_out) == json.loads(cold_out)
+    assert heavy_among(warm, NOT_WHEN_WARM) == []
 
 
 def test_the_probe_sees_a_heavy_import():
     """The check can fail: a module that imports pandas shows up as loaded."""
-    assert "pandas" in loaded_modules("import curate.cli, pandas")
+    assert "pandas" in heavy_among(loaded_modules("import curate.cli, pandas"))
