@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from curate.cache import ValidationCache
-from curate.parallel import Workers, borrow, default_jobs
 from curate.parse import discover, display, parse_file
 from validation.config import Config
 from validation.corpus import FileResult
@@ -26,6 +26,9 @@ from validation.findings import Report
 from validation.registry import finding
 from validation.runner import add_timings, check_corpus, check_file, make_report
 from validation.sketch import NUM_PERM
+
+if TYPE_CHECKING:
+    from curate.parallel import Workers
 
 # Below this much input, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 2_000_000
@@ -167,11 +170,20 @@ def validate_paths(
         todo.append(i)
     timings["cache lookup"] = time.perf_counter() - t
 
-    jobs = (workers.jobs if workers else default_jobs()) if jobs is None else max(1, jobs)
     total = sum(_size(found[i]) for i in todo)
+    parallel = False
+    if len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
+        # Only here: a warm or small run starts no worker, and imports no multiprocessing.
+        from curate.parallel import default_jobs
+
+        jobs = (workers.jobs if workers else default_jobs()) if jobs is None else max(1, jobs)
+        parallel = jobs > 1
     cache_arg = str(cache_dir) if cache is not None else None
     t = time.perf_counter()
-    if jobs > 1 and len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
+    if parallel:
+        from curate.parallel import borrow
+
+        assert jobs is not None
         with borrow(workers, jobs) as pool:
             futures = [
                 pool.submit(_check_one, found[i].as_posix(), config, cache_arg, _spool(rows, i))

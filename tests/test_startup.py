@@ -60,6 +60,9 @@ NOT_WHEN_WARM = (
     "jinja2",
     "pylatexenc",
     "importlib.metadata",
+    "multiprocessing",
+    "concurrent.futures",
+    "curate.clean",
 )
 
 
