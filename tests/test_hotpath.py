@@ -1,0 +1,123 @@
+"""The fast paths of the per-record work give exactly what the slower forms they replace gave.
+
+Each fast path (substring tests instead of a trigger regex, ``str.split`` instead of a
+whitespace or word regex, bytes instead of a per-word loop) is checked against the regex or
+loop it replaces, written out here, on every text of the test data; and ``clean_text`` on
+excerpts of the dev corpus (``../shared/corpus/real-dev``, quoted with their ids) against
+literal expected outputs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+
+import pytest
+from conftest import ROOT
+
+from validation import normalize, residue
+from validation.language import looks_english
+
+
+def _texts() -> list[str]:
+    """Every abstract of the test data and of the bundled drops, and some odd strings."""
+    texts = []
+    for name in ("record_checks_labelled.jsonl", "residue_labelled.jsonl", "math_sample.jsonl"):
+        for line in (ROOT / "tests" / "data" / name).read_text("utf-8").splitlines():
+            item = json.loads(line)
+            texts.append(item.get("text") or item["abstract"])
+    for path in sorted((ROOT / "sources").glob("*.txt")):
+        texts += [p for p in re.split(r"\n\s*\n", path.read_text("utf-8")) if p.strip()]
+    texts += ["", " ", "\t\n", "a", "--", "''", "'", "-", "x--y", "it's", "a\u00a0b", "\u3000"]
+    texts += ["\u2028lead", "trail\u2029", " both ", "İstanbul the of", "x\ud800y the", "ou让work"]
+    return texts
+
+
+TEXTS = _texts()
+
+
+def test_str_split_and_regex_whitespace_are_the_same_characters() -> None:
+    """What the ``str.split`` fast paths rely on: ``\\s`` is ``str.isspace``, code point by
+    code point, for ``split`` and ``strip`` alike."""
+    space = re.compile(r"\s")
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        assert bool(space.match(ch)) == ch.isspace() == (len(f"a{ch}b".split()) == 2), hex(code)
+        assert (f"{ch}a".strip() == "a") == ch.isspace(), hex(code)
+
+
+_TRIGGERS = {
+    "latex": re.compile(r"[$\\~`{]|--|''"),
+    "markdown": re.compile(r"[*_`\[]"),
+    "html": re.compile(r"[<&]"),
+}
+
+
+@pytest.mark.parametrize("kind", residue.KINDS)
+def test_may_have_is_the_trigger_pattern(kind: str) -> None:
+    singles = [chr(c) for c in range(128)] + ["--", "''", "-'", "'-", "- -", "' '"]
+    for text in TEXTS + singles:
+        assert residue.may_have(kind, text) == bool(_TRIGGERS[kind].search(text)), text[:80]
+
+
+def test_may_be_mojibake_is_the_suspect_pattern() -> None:
+    suspect = re.compile(r"[^\x00-\x7f\u2018\u2019\u201c\u201d\u2013\u2014\u2026]")
+    for text in [*TEXTS, "naÃ¯ve", "model’s", "“x”", "\x7f", "\x80"]:
+        assert residue.may_be_mojibake(text) == bool(suspect.search(text)), text[:80]
+
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}\u3000-\u303f\uff00-\uff0f\uff1a-\uff20]+")
+
+
+def test_words_is_the_token_pattern() -> None:
+    for text in TEXTS:
+        assert normalize.words(text) == _TOKEN.findall(text), text[:80]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # openreview:THPjMr2r0S has one Chinese character inside an English word.
+        (
+            "Unlike traditional ZO-SGD methods, ou让work expands",
+            ["Unlike", "traditional", "ZO-SGD", "methods,", "ou", "让", "work", "expands"],
+        ),
+        ("论文列表，ICML 2025", ["论", "文", "列", "表", "ICML", "2025"]),
+        # openreview:qUSa3F79am: a no-break space separates words.
+        ("Language Optimization\u00a0(PALO), combines", ["Language", "Optimization", "(PALO),",
+                                                         "combines"]),
+    ],
+)  # fmt: skip
+def test_words_examples(text: str, expected: list[str]) -> None:
+    assert normalize.words(text) == expected
+
+
+_ENGLISH = frozenset(
+    "the of and to that for with we this are by our which from these be can it as its "
+    "their has have been were not such than into more while both between through "
+    "when how what where however they them only other each".split()
+)
+
+
+def _looks_english_by_regex(text: str) -> bool:
+    """The pre-check as a regex and a loop over words: what the bytes version must equal."""
+    words = re.findall(r"[A-Za-z]+", text)
+    if len(words) < 20:
+        return False
+    if not text.isascii():
+        ascii_letters = sum(map(len, words))
+        other = sum(ch.isalpha() for ch in re.findall(r"[^\x00-\x7f]", text))
+        if ascii_letters < 0.97 * (ascii_letters + other):
+            return False
+    return sum(1 for w in words if w.lower() in _ENGLISH) >= 0.12 * len(words)
+
+
+def test_looks_english_is_the_word_loop() -> None:
+    long_non_ascii = "The İstanbul model of the x\ud800y and ﬂexible naïve " * 4
+    for text in [*TEXTS, long_non_ascii, "THE OF AND TO " * 6, "the" * 30]:
+        for variant in (text, normalize.plain_text(text)):
+            assert looks_english(variant) == _looks_english_by_regex(variant), variant[:80]
+    assert looks_english("THE OF AND TO " * 6)
+    assert not looks_english("the" * 30)  # one word, not 30
