@@ -16,6 +16,7 @@ import sys
 import pytest
 from conftest import ROOT
 
+from curate.clean import _collapse_whitespace, clean_text
 from validation import normalize, residue
 from validation.language import looks_english
 
@@ -121,3 +122,82 @@ def test_looks_english_is_the_word_loop() -> None:
             assert looks_english(variant) == _looks_english_by_regex(variant), variant[:80]
     assert looks_english("THE OF AND TO " * 6)
     assert not looks_english("the" * 30)  # one word, not 30
+
+
+@pytest.mark.parametrize(
+    "text", ["", " ", "  \t\n ", "a", " a", "a ", "\u2028a\u00a0 \tb\u3000", "a\r\nb  c"]
+)
+def test_collapse_whitespace_is_the_regex(text: str) -> None:
+    assert _collapse_whitespace(text) == re.sub(r"\s+", " ", text)
+
+
+# Excerpts of the dev corpus (``records.jsonl.gz``, by id), and what ``clean_text`` makes of them
+# with math="unicode" and math="tex".
+CLEAN_CASES = [
+    (  # a script typed in prose (no dollars), hard-wrapped by arXiv
+        "arXiv:2507.05881",
+        "Its\nbrightness suggests a maximum radius of ~10km (A/0.05)^{-1/2} for an asteroid\n"
+        "with an albedo A.",
+        "Its brightness suggests a maximum radius of ~10km (A/0.05)^(-1/2) for an asteroid with "
+        "an albedo A.",
+        "Its brightness suggests a maximum radius of ~10km (A/0.05)$^{-1/2}$ for an asteroid "
+        "with an albedo A.",
+        ("latex",),
+    ),
+    (  # two scripts on one symbol; `10^6` without braces is left alone
+        "arXiv:2504.15277",
+        "factor, Q^{'}_{*}, of 10^6, we predict ~ 5 - 10 detections.",
+        "factor, Q_∗′, of 10^6, we predict ~ 5 - 10 detections.",
+        "factor, Q$^{'}_{*}$, of 10^6, we predict ~ 5 - 10 detections.",
+        ("latex",),
+    ),
+    (  # a no-break space: whitespace, one space in the output; no markup at all
+        "openreview:qUSa3F79am",
+        "Our method, Policy Adaptation via Language Optimization\u00a0(PALO), combines",
+        "Our method, Policy Adaptation via Language Optimization (PALO), combines",
+        "Our method, Policy Adaptation via Language Optimization (PALO), combines",
+        (),
+    ),
+    (  # blanks at both ends (PMLR's BibTeX)
+        "pmlr:v247/dmitriev24a",
+        " In this paper, we provide lower bounds for Differentially Private (DP) Online Learning"
+        " algorithms. \n  ",
+        "In this paper, we provide lower bounds for Differentially Private (DP) Online Learning "
+        "algorithms.",
+        "In this paper, we provide lower bounds for Differentially Private (DP) Online Learning "
+        "algorithms.",
+        (),
+    ),
+    (  # a CR before a lone dollar, which is a price, not math
+        "openreview:VE3yWXt3KB",
+        "For under \r$20 USD, our attack extracts the entire projection matrix",
+        "For under $20 USD, our attack extracts the entire projection matrix",
+        "For under $20 USD, our attack extracts the entire projection matrix",
+        (),
+    ),
+    (  # a PDF ligature, undone by ftfy, which is not mojibake
+        "openreview:rJr4kfWCb",
+        "a multi-layered and highly \ufb02exible architecture, with a custom CNN",
+        "a multi-layered and highly flexible architecture, with a custom CNN",
+        "a multi-layered and highly flexible architecture, with a custom CNN",
+        (),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("record_id", "raw", "as_unicode", "as_tex", "kinds"),
+    CLEAN_CASES,
+    ids=[case[0] for case in CLEAN_CASES],
+)
+def test_clean_text_on_dev_corpus_excerpts(
+    record_id: str, raw: str, as_unicode: str, as_tex: str, kinds: tuple[str, ...]
+) -> None:
+    for math, expected in (("unicode", as_unicode), ("tex", as_tex)):
+        result = clean_text(raw, math=math)
+        assert (result.text, result.kinds, result.fixed_mojibake, result.math_kept) == (
+            expected,
+            kinds,
+            False,
+            (),
+        ), math
