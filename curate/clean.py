@@ -90,6 +90,19 @@ _MOJIBAKE_STEPS = frozenset(
 )
 
 
+# Besides the encoding repairs, which only run on what ``ftfy.badness.is_bad`` calls bad, the
+# fixes switched on above change only C1 controls (which ``residue.may_look_bad`` also
+# catches), ligatures and surrogates: a text with none of them and no look of mojibake comes out
+# of ftfy as it went in, and ftfy (about 1 ms an abstract) need not run.
+_FTFY_CHANGES = re.compile(
+    "[" + "".join(map(chr, sorted(ftfy.chardata.LIGATURES))) + "\ud800-\udfff]"
+)
+
+
+def _ftfy_may_change(text: str) -> bool:
+    return residue.may_look_bad(text) or _FTFY_CHANGES.search(text) is not None
+
+
 def _repair_mojibake(text: str) -> tuple[str, bool]:
     """Undo wrong decodings (``donâ€™t`` → ``don’t``) and say whether any was found."""
     fixed = ftfy.fix_and_explain(text, _FTFY_CONFIG)
@@ -642,7 +655,7 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
     """
     kinds = tuple(kind for kind in residue.KINDS if residue.has(kind, text))
     mojibake = False
-    if residue.may_be_mojibake(text):
+    if residue.may_be_mojibake(text) and _ftfy_may_change(text):
         text, mojibake = _repair_mojibake(text)
     text = _drop_controls(_collapse_whitespace(text))
     kept: list[str] = []

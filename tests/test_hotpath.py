@@ -9,6 +9,7 @@ literal expected outputs.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -201,3 +202,65 @@ def test_clean_text_on_dev_corpus_excerpts(
             False,
             (),
         ), math
+
+
+def _all_chars_in(item: tuple, allowed) -> bool:
+    """Whether the one-character pattern ``item`` (of ``re._parser``) only matches ``allowed``."""
+    import re._constants as c  # the parser's own vocabulary
+
+    op, av = item
+    if op is c.LITERAL:
+        return allowed(av, av)
+    if op is not c.IN:
+        return False
+    for sub_op, sub_av in av:
+        if sub_op is c.LITERAL and allowed(sub_av, sub_av):
+            continue
+        if sub_op is c.RANGE and allowed(*sub_av):
+            continue
+        return False  # a negated class, \w, \s and the like
+    return True
+
+
+def test_ftfy_badness_needs_two_non_ascii_characters_side_by_side() -> None:
+    """What ``residue.may_look_bad`` relies on, read off ftfy's pattern itself: each alternative
+    holds two neighbouring characters outside ASCII, or one C1 control, Œ, œ, Ã or Â."""
+    import re._constants as c
+    import re._parser
+
+    import ftfy.badness
+
+    special = {*range(0x80, 0xA0), ord("Œ"), ord("œ"), ord("Ã"), ord("Â")}
+    pattern = ftfy.badness.BADNESS_RE
+    (top,) = re._parser.parse(pattern.pattern, pattern.flags).data
+    assert top[0] is c.BRANCH
+    branches = top[1][1]
+    assert len(branches) > 30
+    for branch in branches:
+        items = list(branch.data)
+        one = any(_all_chars_in(i, lambda lo, hi: set(range(lo, hi + 1)) <= special) for i in items)
+        two = any(
+            _all_chars_in(a, lambda lo, hi: lo >= 0x80)
+            and _all_chars_in(b, lambda lo, hi: lo >= 0x80)
+            for a, b in itertools.pairwise(items)
+        )
+        assert one or two, branch
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["naÃ¯ve", "modelâ€™s", "Ã©tÃ©", "cÅ“ur", "a\x85b", "Î±Î²", "doesnâ€™t", "Ã ", "sÃ³"],
+)
+def test_mojibake_examples_pass_the_pre_tests(text: str) -> None:
+    import ftfy.badness
+
+    assert ftfy.badness.is_bad(text)
+    assert residue.may_be_mojibake(text) and residue.may_look_bad(text)
+
+
+def test_may_look_bad_is_never_false_where_ftfy_finds_mojibake() -> None:
+    import ftfy.badness
+
+    for text in TEXTS:
+        if ftfy.badness.is_bad(text):
+            assert residue.may_look_bad(text), text[:80]

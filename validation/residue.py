@@ -194,6 +194,18 @@ def may_be_mojibake(text: str) -> bool:
     return not text.isascii() and _MOJIBAKE_SUSPECT.search(text) is not None
 
 
+# ftfy's test for mojibake (``ftfy.badness.is_bad``: a search for its ``BADNESS_RE``) is slow,
+# about 1 ms on an abstract with an accent or an arrow. Every alternative of that pattern holds
+# two characters outside ASCII side by side, or a C1 control, Œ, œ, Ã or Â (tests/test_hotpath.py
+# checks this on the pattern itself), so a text with none of these is not bad.
+_MAYBE_BAD = re.compile("[\x80-\x9f\u0152\u0153\u00c3\u00c2]|[^\x00-\x7f]{2}")
+
+
+def may_look_bad(text: str) -> bool:
+    """False only when ``ftfy.badness.is_bad(text)`` is False (a necessary condition, cheap)."""
+    return not text.isascii() and _MAYBE_BAD.search(text) is not None
+
+
 def _without(
     matches: Iterable[re.Match[str]], spans: list[tuple[int, int]], *, inside_only: bool
 ) -> Iterator[re.Match[str]]:
