@@ -122,7 +122,9 @@ def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
     import ftfy  # here, not at the top: start-up of commands that check nothing (see bench_startup)
 
     text = record.text
-    if not residue.may_be_mojibake(text) or not ftfy.badness.is_bad(text):
+    if not residue.may_be_mojibake(text) or not residue.may_look_bad(text):
+        return
+    if not ftfy.badness.is_bad(text):
         return
     fixed = ftfy.fix_encoding(text)
     if fixed == text:

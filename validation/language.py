@@ -27,9 +27,16 @@ FAST_MIN_WORDS = 20
 FAST_MIN_SHARE = 0.12
 
 
+# The words of ``_WORD`` (runs of ASCII letters), lower-cased, in one pass over bytes: every
+# character outside ASCII becomes `?` and every byte but a letter a space, so ``split`` finds
+# exactly the runs ``_WORD.findall`` finds (several times faster than the regex and a loop).
+_LOWER_LETTERS = bytes(c + 32 if 65 <= c <= 90 else c if 97 <= c <= 122 else 32 for c in range(256))
+_ENGLISH_BYTES = frozenset(w.encode("ascii") for w in _ENGLISH)
+
+
 def looks_english(text: str) -> bool:
     """True when ``text`` is clearly English: long enough, Latin script, many function words."""
-    words = _WORD.findall(text)
+    words = text.encode("ascii", "replace").translate(_LOWER_LETTERS).split()
     if len(words) < FAST_MIN_WORDS:
         return False
     if not text.isascii():
@@ -37,7 +44,7 @@ def looks_english(text: str) -> bool:
         other_letters = sum(ch.isalpha() for ch in _NON_ASCII.findall(text))
         if ascii_letters < 0.97 * (ascii_letters + other_letters):
             return False  # more than a trace of non-ASCII letters: accents, other scripts
-    hits = sum(1 for w in words if w.lower() in _ENGLISH)
+    hits = sum(map(_ENGLISH_BYTES.__contains__, words))
     return hits >= FAST_MIN_SHARE * len(words)
 
 

@@ -22,6 +22,7 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 _CJK_PUNCT = "\u3000-\u303f\uff00-\uff0f\uff1a-\uff20"  # 。，、「」：？ and the like
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}{_CJK_PUNCT}]+")
+_CJK_ANY = re.compile(rf"[{_CJK}{_CJK_PUNCT}]")
 
 
 def _strip_markup(text: str) -> str:
@@ -49,6 +50,11 @@ def _strip_markup(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The words of ``text`` for counting: whitespace-separated, and each CJK character."""
+    # Without a CJK character or CJK punctuation, the words are the runs of non-whitespace,
+    # which ``str.split`` finds several times faster (``\s`` and ``str.isspace`` are the same
+    # set of characters; tests/test_hotpath.py checks every code point).
+    if text.isascii() or _CJK_ANY.search(text) is None:
+        return text.split()
     return _TOKEN.findall(text)
 
 

@@ -163,8 +163,25 @@ TRIGGERS = {
 }
 
 
+# The same tests as substring searches, which skip a clean text several times faster than a
+# regex scan (``in`` is a memchr over the string); ``tests/test_hotpath.py`` holds them equal.
+_TRIGGER_TESTS = {
+    "latex": lambda text: (
+        "$" in text
+        or "\\" in text
+        or "~" in text
+        or "`" in text
+        or "{" in text
+        or "--" in text
+        or "''" in text
+    ),
+    "markdown": lambda text: "*" in text or "_" in text or "`" in text or "[" in text,
+    "html": lambda text: "<" in text or "&" in text,
+}
+
+
 def may_have(kind: str, text: str) -> bool:
-    return TRIGGERS[kind].search(text) is not None
+    return _TRIGGER_TESTS[kind](text)
 
 
 # Mojibake always leaves a character outside ASCII and the common typographic punctuation
@@ -174,7 +191,19 @@ _MOJIBAKE_SUSPECT = re.compile(r"[^\x00-\x7f\u2018\u2019\u201c\u201d\u2013\u2014
 
 
 def may_be_mojibake(text: str) -> bool:
-    return _MOJIBAKE_SUSPECT.search(text) is not None
+    return not text.isascii() and _MOJIBAKE_SUSPECT.search(text) is not None
+
+
+# ftfy's test for mojibake (``ftfy.badness.is_bad``: a search for its ``BADNESS_RE``) is slow,
+# about 1 ms on an abstract with an accent or an arrow. Every alternative of that pattern holds
+# two characters outside ASCII side by side, or a C1 control, Œ, œ, Ã or Â (tests/test_hotpath.py
+# checks this on the pattern itself), so a text with none of these is not bad.
+_MAYBE_BAD = re.compile("[\x80-\x9f\u0152\u0153\u00c3\u00c2]|[^\x00-\x7f]{2}")
+
+
+def may_look_bad(text: str) -> bool:
+    """False only when ``ftfy.badness.is_bad(text)`` is False (a necessary condition, cheap)."""
+    return not text.isascii() and _MAYBE_BAD.search(text) is not None
 
 
 def _without(
