@@ -205,3 +205,20 @@ def test_too_long_names_the_line_where_the_second_abstract_starts(drop):
     assert f.line == 3  # record-level codes point at the record's first line
     assert "start on line 4" in f.message
     assert second[:20] in f.message
+
+
+def test_a_line_of_only_a_no_break_space_inside_a_record_is_no_crash(tmp_path):
+    """A line holding only U+00A0 (or a form feed, or U+3000) is not blank to the parser, so
+    it stays inside its record; the too-long check's merge detector once raised IndexError on
+    it and `curate validate` stopped with exit 3."""
+    from curate.cli import main
+
+    for filler in ("\u00a0", "\u3000", "\x0c"):
+        drop = tmp_path / f"drop-{ord(filler)}"
+        drop.mkdir()
+        (drop / "a.txt").write_text(
+            "ICML 2025 Papers\n\nWe study a problem of the kind that is studied often.\n"
+            f"{filler}\nIt is a record with a line holding only a no-break space.\n",
+            encoding="utf-8",
+        )
+        assert main(["validate", str(drop), "--no-cache", "-q"]) in (0, 1)

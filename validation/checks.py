@@ -319,7 +319,9 @@ def merge_point(record: Record) -> int | None:
         i
         for i in range(len(lines) - 1)
         if len(lines[i]) > _WRAP_MAX
-        or len(lines[i]) + 1 + len(lines[i + 1].split(None, 1)[0]) <= width
+        # A line of only a no-break space or the like is no blank line to the parser: it has
+        # no first word, and cannot have been pushed down by a wrap.
+        or len(lines[i]) + 1 + len((lines[i + 1].split(None, 1) or [""])[0]) <= width
     ]
     # A record with several hard breaks is laid out a paragraph (or a sentence) a line: its
     # breaks say nothing about a merge. A merge of two abstracts shows exactly one.
