@@ -291,7 +291,7 @@ def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> di
     """The drops of this build found in ``folders``, by name; only files whose SHA-256 is the
     one the manifest recorded, so a changed drop never lends its text to the page."""
 
-    def sha256_file(path: Path) -> str:  # not curate.export's: that imports `datasets`
+    def sha256_file(path: Path) -> str:  # not curate.export's: that loads pandas (curate.table)
         with path.open("rb") as fh:
             return hashlib.file_digest(fh, "sha256").hexdigest()
 
