@@ -10,11 +10,10 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pyarrow as pa
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from curate.table import ARROW_SCHEMA, COLUMNS
+from curate.table import COLUMNS, hf_features
 from validation.config import Config
 
 DATA_GLOB = "data/train-*"
@@ -74,17 +73,36 @@ def size_category(n: int) -> str:
     return "10M<n<100M"
 
 
+def features_yaml(features: dict[str, Any]) -> list[dict[str, Any]]:
+    """Features in their JSON form (:func:`curate.table.hf_features`) as the card's YAML lists
+    them: ``datasets``' ``Features._to_yaml_list`` (a list of a plain type is ``list: string``,
+    a list of structs ``list:`` and the fields), without importing ``datasets``."""
+
+    def inner(obj: dict[str, Any]) -> dict[str, Any]:
+        kind = obj.get("_type")
+        if kind is None:  # a struct: its fields, in order
+            return {"struct": [{"name": name, **inner(f)} for name, f in obj.items()]}
+        if kind == "Value":
+            return {"dtype": obj["dtype"]}
+        key = {"List": "list", "LargeList": "large_list"}[kind]
+        item = inner(obj["feature"])
+        if list(item) in (["dtype"], ["struct"]):
+            return {key: next(iter(item.values()))}
+        return {key: item}
+
+    return inner(features)["struct"]
+
+
 def dataset_info_yaml(num_rows: int, num_bytes: int, download_size: int) -> dict[str, Any]:
-    features = datasets.Features.from_arrow_schema(ARROW_SCHEMA)
-    info = datasets.DatasetInfo(
-        features=features,
-        splits=datasets.SplitDict(
-            {"train": datasets.SplitInfo(name="train", num_bytes=num_bytes, num_examples=num_rows)}
-        ),
-        download_size=download_size,
-        dataset_size=num_bytes,
-    )
-    return info._to_yaml_dict()
+    """The card's ``dataset_info``: what ``datasets.DatasetInfo(...)._to_yaml_dict()`` gives for
+    the table's features and one ``train`` split, in the same key order (so the same card bytes),
+    built here because importing ``datasets`` for it cost seconds per build."""
+    return {
+        "features": features_yaml(hf_features()),
+        "splits": [{"name": "train", "num_bytes": num_bytes, "num_examples": num_rows}],
+        "download_size": download_size,
+        "dataset_size": num_bytes,
+    }
 
 
 def type_label(typ: pa.DataType) -> str:

@@ -13,11 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import datasets
 import pyarrow as pa
 
 from curate.parse import UsageError
-from curate.table import ARROW_SCHEMA
+from curate.table import ARROW_SCHEMA, hf_features
 
 PARQUET_PATH = "data/train-00000-of-00001.parquet"
 ZSTD_LEVEL = 9
@@ -34,9 +33,9 @@ def sha256_file(path: Path) -> str:
 
 
 def arrow_schema_with_features() -> pa.Schema:
-    """The table schema, carrying the ``datasets`` features so loaders keep the declared types."""
-    features = datasets.Features.from_arrow_schema(ARROW_SCHEMA)
-    meta = {"huggingface": json.dumps({"info": {"features": features.to_dict()}}, sort_keys=True)}
+    """The table schema, carrying the ``datasets`` features so loaders keep the declared types
+    (the metadata ``datasets`` itself writes; computed without importing it)."""
+    meta = {"huggingface": json.dumps({"info": {"features": hf_features()}}, sort_keys=True)}
     return ARROW_SCHEMA.with_metadata(meta)
 
 

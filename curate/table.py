@@ -7,6 +7,8 @@ this module, so the three can never disagree about a column.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import pandera.pandas as pa_schema
 import pyarrow as pa
@@ -65,6 +67,45 @@ ARROW_SCHEMA = pa.schema(
 )
 DESCRIPTIONS = {name: desc for name, _, desc in COLUMNS}
 MATCH_KINDS = ("original", "exact", "near")
+
+# The `datasets` dtype of each Arrow type the table may use, as `datasets` names it (Arrow's
+# "double" is its "float64"). tests/test_features.py holds this to the real library.
+HF_DTYPES: dict[pa.DataType, str] = {
+    pa.bool_(): "bool",
+    **{getattr(pa, f"{s}int{b}")(): f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)},
+    pa.float16(): "float16",
+    pa.float32(): "float32",
+    pa.float64(): "float64",
+    pa.string(): "string",
+    pa.large_string(): "large_string",
+    pa.binary(): "binary",
+    pa.large_binary(): "large_binary",
+}
+
+
+def hf_features(schema: pa.Schema = ARROW_SCHEMA) -> dict[str, Any]:
+    """The Hugging Face ``Features`` of ``schema`` in their JSON form: what
+    ``datasets.Features.from_arrow_schema(schema).to_dict()`` returns, without importing
+    ``datasets`` (seconds at start-up, and a large dependency for one small dict).
+
+    Written into the Parquet file's metadata and, as YAML, the card, so that loaders keep the
+    declared types. Covers the types of :data:`HF_DTYPES`, lists and structs; any other type
+    raises ``TypeError`` rather than guess, and tests/test_features.py compares the result with
+    the real library, so the two cannot drift apart unnoticed.
+    """
+
+    def feature(typ: pa.DataType) -> dict[str, Any]:
+        if pa.types.is_struct(typ):
+            return {field.name: feature(field.type) for field in typ}
+        if pa.types.is_list(typ):
+            return {"feature": feature(typ.value_type), "_type": "List"}
+        if pa.types.is_large_list(typ):
+            return {"feature": feature(typ.value_type), "_type": "LargeList"}
+        if typ in HF_DTYPES:
+            return {"dtype": HF_DTYPES[typ], "_type": "Value"}
+        raise TypeError(f"no Hugging Face feature is defined here for the Arrow type {typ}")
+
+    return {field.name: feature(field.type) for field in schema}
 
 
 def _sources_ok(values: pd.Series) -> pd.Series:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -18,6 +20,7 @@ from browser import colour_pixels, open_page
 from conftest import SOURCES
 
 from curate.cli import main
+from curate.report import _bar_chart, _length_chart
 
 # The chart colours, written here and not imported: a chart "draws" when the screenshot holds a
 # solid area of its colour (bars and histogram columns are filled with exactly that colour).
@@ -41,6 +44,97 @@ def test_page_renders_with_every_chart_and_no_console_message(built, tmp_path):
         assert count > 500, (chart, pixels)
     assert page.dom.count("<svg") == 3
     assert "ICML 2025 Abstracts" in page.dom
+    # the browser parsed the bars as SVG with their hover text (not as stray HTML)
+    assert "<title>en: 55 abstracts</title>" in page.dom
+    assert "<title>latex: 15 findings (warning)</title>" in page.dom
+
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _charts(html: str) -> dict[str, ET.Element]:
+    """Each chart's SVG, parsed as XML (so it must be well-formed), by the id of its box."""
+    found = re.findall(
+        r'<div class="chart" id="chart-(\w+)"><h3>[^<]*</h3>(<svg.*?</svg>)', html, re.S
+    )
+    return {key: ET.fromstring(svg) for key, svg in found}
+
+
+def _bars(svg: ET.Element) -> list[tuple[str, float, float]]:
+    """(hover text, width, height) of every bar."""
+    return [
+        (rect.findtext(f"{SVG}title"), float(rect.get("width")), float(rect.get("height")))
+        for rect in svg.iter(f"{SVG}rect")
+    ]
+
+
+def test_each_chart_draws_its_data(built):
+    """The bars say, and are as long as, what the table and the validation run hold: counted
+    here from the Parquet file and validation-report.json, not from the report's code."""
+    charts = _charts((built / "report.html").read_text(encoding="utf-8"))
+    assert sorted(charts) == ["findings", "languages", "lengths"]
+    table = pq.read_table(built / "data" / "train-00000-of-00001.parquet").to_pylist()
+    summary = json.loads((built / "validation-report.json").read_text(encoding="utf-8"))["summary"]
+
+    languages = Counter(r["language"] or "not checked" for r in table)
+    by_count = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
+    bars = _bars(charts["languages"])
+    assert [b[0] for b in bars] == [f"{k}: {v} abstracts" for k, v in by_count]
+    codes = summary["by_code"]
+    bars_f = _bars(charts["findings"])
+    assert [b[0] for b in bars_f] == [
+        f"{c}: {i['count']} findings ({i['severity']})" for c, i in codes.items()
+    ]
+    counts = [i["count"] for i in codes.values()]
+    for (_, width, _), count in zip(bars_f, counts, strict=True):  # lengths in proportion
+        assert width / bars_f[0][1] == pytest.approx(count / counts[0], rel=1e-3)
+    texts = [t.text for t in charts["findings"].iter(f"{SVG}text")]
+    assert {"findings", *codes, *map(str, counts)} <= set(texts)  # axis label, names, counts
+
+    # the histogram: every row in exactly one bar, each bar's word range holding its count
+    words = [r["word_count"] for r in table]
+    heights_per_row = []
+    total = 0
+    for text, _, height in _bars(charts["lengths"]):
+        m = re.fullmatch(r"([\d,]+)(?:–([\d,]+))? words?: ([\d,]+) abstracts?", text)
+        assert m, text
+        lo, hi, n = (int((g or m[1]).replace(",", "")) for g in (m[1], m[2], m[3]))
+        assert sum(lo <= w <= hi for w in words) == n, text
+        heights_per_row.append(height / n)
+        total += n
+    assert heights_per_row == pytest.approx([heights_per_row[0]] * len(heights_per_row), rel=1e-3)
+    assert total == len(words)
+    lengths = [t.text for t in charts["lengths"].iter(f"{SVG}text")]
+    assert "words per abstract" in lengths and "abstracts" in lengths
+    desc = charts["lengths"].findtext(f"{SVG}desc")
+    assert f"from {min(words)} to {max(words)} words" in desc
+
+
+def test_charts_are_well_formed_at_the_edges():
+    """No rows, one distinct length, markup-like and CJK labels, huge counts: still valid SVG,
+    the labels escaped, and the same bytes twice."""
+    charts = [
+        _length_chart([]),
+        _length_chart([7, 7, 7]),
+        _length_chart(list(range(1, 100_000, 7))),
+        _bar_chart("a", "A", "x", [], [], [], "findings"),
+        _bar_chart(
+            "b",
+            "B",
+            "code",
+            ["<b>&", "论文"],
+            [1, 12_345_678],
+            ["#000", "#111"],
+            "findings",
+            ["error", "warning"],
+        ),
+    ]
+    for chart in charts:
+        ET.fromstring(str(chart))
+    assert "<title>7 words: 3 abstracts</title>" in charts[1]
+    assert "<title>&lt;b&gt;&amp;: 1 finding (error)</title>" in charts[4]
+    assert ">12,345,678</text>" in charts[4]
+    assert str(_length_chart([5, 9, 9, 300])) == str(_length_chart([5, 9, 9, 300]))
 
 
 def test_a_console_message_is_caught(tmp_path):

@@ -1,0 +1,102 @@
+"""The Hugging Face features of the table, written without `datasets`, are exactly what the real
+`datasets` computes: in the Parquet file's metadata and in the card's `dataset_info`.
+
+curate does not import `datasets` at run time (seconds at start-up); `curate.table.hf_features`
+and `curate.card.features_yaml` produce its output from the Arrow schema. These tests make the
+real library the oracle, so an upgrade of `datasets` that changes its output, or a column of a
+new type, fails here rather than silently publishing metadata `datasets` would not write.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import datasets
+import pyarrow as pa
+import pytest
+from conftest import ROOT, SOURCES
+
+from curate.card import dataset_info_yaml, features_yaml
+from curate.export import arrow_schema_with_features
+from curate.table import ARROW_SCHEMA, HF_DTYPES, hf_features
+
+# Every type hf_features knows, alone, in lists, large lists, structs and their nestings.
+EVERY_TYPE = pa.schema(
+    [pa.field(f"plain_{i}", typ) for i, typ in enumerate(HF_DTYPES)]
+    + [
+        pa.field("list", pa.list_(pa.int64())),
+        pa.field("large_list", pa.large_list(pa.string())),
+        pa.field("list_of_lists", pa.list_(pa.list_(pa.float32()))),
+        pa.field("large_list_of_lists", pa.large_list(pa.large_list(pa.bool_()))),
+        pa.field("struct", pa.struct([("a", pa.int8()), ("b", pa.list_(pa.string()))])),
+        pa.field("struct_in_struct", pa.struct([("s", pa.struct([("x", pa.uint16())]))])),
+        pa.field("list_of_structs", pa.list_(pa.struct([("dtype", pa.string())]))),
+        pa.field("large_list_of_structs", pa.large_list(pa.struct([("y", pa.binary())]))),
+    ]
+)
+
+
+def _same(ours: object, theirs: object) -> None:
+    """Equal, and in the same key order (the card's YAML is written in dict order)."""
+    assert ours == theirs
+    assert json.dumps(ours) == json.dumps(theirs)
+
+
+@pytest.mark.parametrize("schema", [ARROW_SCHEMA, EVERY_TYPE], ids=["table", "every-type"])
+def test_features_are_what_datasets_computes(schema):
+    _same(hf_features(schema), datasets.Features.from_arrow_schema(schema).to_dict())
+
+
+@pytest.mark.parametrize("schema", [ARROW_SCHEMA, EVERY_TYPE], ids=["table", "every-type"])
+def test_features_yaml_is_what_datasets_writes_in_a_card(schema):
+    theirs = datasets.Features.from_arrow_schema(schema)._to_yaml_list()
+    _same(features_yaml(hf_features(schema)), theirs)
+
+
+def test_dataset_info_is_what_datasets_writes_in_a_card():
+    features = datasets.Features.from_arrow_schema(ARROW_SCHEMA)
+    split = datasets.SplitInfo(name="train", num_bytes=123_456, num_examples=55)
+    info = datasets.DatasetInfo(
+        features=features,
+        splits=datasets.SplitDict({"train": split}),
+        download_size=65_432,
+        dataset_size=123_456,
+    )
+    _same(dataset_info_yaml(55, 123_456, 65_432), info._to_yaml_dict())
+
+
+def test_parquet_metadata_is_what_datasets_writes():
+    """The schema metadata the Parquet writer gets, as the code built it with `datasets`."""
+    features = datasets.Features.from_arrow_schema(ARROW_SCHEMA)
+    theirs = json.dumps({"info": {"features": features.to_dict()}}, sort_keys=True)
+    schema = arrow_schema_with_features()
+    assert schema.metadata == {b"huggingface": theirs.encode()}
+    assert schema.remove_metadata() == ARROW_SCHEMA
+    # and `datasets` reads the types back from it
+    assert datasets.Features.from_arrow_schema(schema) == features
+
+
+@pytest.mark.parametrize(
+    "typ", [pa.timestamp("s"), pa.dictionary(pa.int32(), pa.string()), pa.list_(pa.int8(), 3)]
+)
+def test_a_type_it_does_not_know_is_refused_not_guessed(typ):
+    datasets.Features.from_arrow_schema(pa.schema([("x", typ)]))  # which `datasets` does handle
+    with pytest.raises(TypeError, match="no Hugging Face feature"):
+        hf_features(pa.schema([("x", typ)]))
+
+
+def test_a_build_imports_neither_datasets_nor_matplotlib(tmp_path):
+    """A whole build in a fresh interpreter: neither library is loaded (nor needed installed)."""
+    probe = (
+        "import sys\nfrom curate.cli import main\n"
+        f"assert main(['-q', 'build', {str(SOURCES)!r}, '--out', {str(tmp_path / 'dist')!r}, "
+        "'--no-cache']) == 0\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'datasets', 'matplotlib'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.splitlines()[-1] == "[]"
+    assert (tmp_path / "dist" / "report.html").is_file()
