@@ -21,16 +21,17 @@ from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+import rensa
 
 from validation.normalize import comparison_words, record_id
 
 NUM_PERM = 126
 BANDS = 21
 ROWS = NUM_PERM // BANDS  # 6: P(candidate) is 0.998 at Jaccard 0.8, 2e-5 at Jaccard 0.1
-_MASK61 = np.uint64((1 << 61) - 1)
-_rng = np.random.default_rng(20250601)
-_A = _rng.integers(1, 1 << 61, size=NUM_PERM, dtype=np.uint64) | np.uint64(1)
-_B = _rng.integers(0, 1 << 61, size=NUM_PERM, dtype=np.uint64)
+SIGNATURE_SEED = 20250601
+# What a signature depends on besides this file: the MinHash algorithm of rensa (its
+# ALGORITHM_VERSION, pinned in pyproject.toml). Anything caching signatures keys on this.
+SKETCH_VERSION = f"rensa-rminhash-{rensa.RMinHash.ALGORITHM_VERSION}/seed-{SIGNATURE_SEED}/low16"
 _MIX = (
     np.uint64(0x9E3779B97F4A7C15),
     np.uint64(0xC2B2AE3D27D4EB4F),
@@ -109,45 +110,31 @@ def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
     return inter / (a.size + b.size - inter)
 
 
-SIGNATURE_CHUNK = 4096  # shingles hashed at a time: a 126-column block of 4 MB, whatever the rows
-
-
 def _digests(shingles: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """uint16[rows, NUM_PERM]: the signature of each row ``shingles[offsets[i]:offsets[i+1]]``.
 
-    A universal hash per permutation, ``(x * a + b) mod 2**64`` of the shingle's low 61 bits,
-    its minimum over the row cut to bits 43..58. The rows' shingles are hashed in blocks of
-    :data:`SIGNATURE_CHUNK` whatever the rows' sizes, and each row's minimum is taken with one
-    ``minimum.reduceat`` per block, so a batch of short records costs the arithmetic, not a
-    numpy call per record, and a 10 MB record does not make a gigabyte matrix. A repeated
-    shingle changes no minimum, so rows need not be unique.
+    rensa's MinHash of pre-hashed tokens (126 seeded permutations of each 64-bit shingle hash,
+    the minimum of each as 32 bits), cut to the low 16 bits: the minimum of a record's few
+    hundred 32-bit values is small, so its high bits are mostly zero and its low bits random.
+    A repeated shingle changes no minimum, so rows need not be unique.
     """
-    rows = offsets.size - 1
-    mins = np.full((rows, NUM_PERM), np.iinfo(np.uint64).max, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for start in range(0, shingles.size, SIGNATURE_CHUNK):
-            end = min(start + SIGNATURE_CHUNK, shingles.size)
-            first = int(np.searchsorted(offsets, start, side="right")) - 1
-            last = int(np.searchsorted(offsets, end, side="left"))
-            here = np.arange(first, last)
-            lo = np.maximum(offsets[here], start) - start
-            hi = np.minimum(offsets[here + 1], end) - start
-            here, lo = here[hi > lo], lo[hi > lo]
-            block = (shingles[start:end] & _MASK61)[:, None] * _A
-            block += _B
-            mins[here] = np.minimum(mins[here], np.minimum.reduceat(block, lo, axis=0))
-    return (mins >> np.uint64(43)).astype(np.uint16)
+    rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
+        shingles, offsets, NUM_PERM, SIGNATURE_SEED
+    ).to_rows()
+    out = np.fromiter(chain.from_iterable(rows), np.uint32, len(rows) * NUM_PERM)
+    return out.reshape(len(rows), NUM_PERM).astype(np.uint16)
 
 
 def signature(shingles: np.ndarray) -> np.ndarray:
     """The MinHash signature of a shingle set, each value cut to 16 bits.
 
-    Computed over blocks of :data:`SIGNATURE_CHUNK` shingles, so memory does not grow with the
-    record: all at once, a 10 MB record's 126-column matrix took gigabytes.
+    Memory grows with the shingles only, not with shingles x permutations: a 10 MB record
+    costs its hash array and one 126-value row.
     """
     if shingles.size == 0:
         return EMPTY_SIG
-    return _digests(shingles, np.array([0, shingles.size], dtype=np.intp))[0]
+    shingles = np.ascontiguousarray(shingles, dtype=np.uint64)
+    return _digests(shingles, np.array([0, shingles.size], dtype=np.uint64))[0]
 
 
 def band_hash(sigs: np.ndarray, band: int) -> np.ndarray:
@@ -185,15 +172,15 @@ def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     return Sketch(record_id(" ".join(words)), signature(shingles)), shingles
 
 
-SKETCH_BATCH = 512  # records per batch in :func:`sketch_many`: a few MB of arrays at most
+SKETCH_BATCH = 512  # records per rensa call in :func:`sketch_many`: a few MB of arrays at most
 
 
 def sketch_many(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
     """``[sketch(t, shingle_size)[0] for t in texts]``, the same values, computed in batches.
 
     The shingles of a batch of records are hashed as one array and their signatures made in
-    one call, so the per-record cost is the work itself, not numpy's per-call overhead. Each ``sig``
-    is a row of a batch's matrix (read-only use only).
+    one call, so the per-record cost is the work itself, not numpy's and rensa's per-call
+    overhead. Each ``sig`` is a row of a batch's matrix (read-only use only).
     """
     out: list[Sketch] = []
     for start in range(0, len(texts), SKETCH_BATCH):
@@ -224,7 +211,7 @@ def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
             pick = kind == s
             if pick.any():
                 shingles[pick] = prefixes[s - 1][pos[pick]]
-        offsets = np.concatenate(([0], ends)).astype(np.intp)
+        offsets = np.concatenate(([0], ends)).astype(np.uint64)
         sigs[full] = _digests(shingles, offsets)
     return [
         Sketch(record_id(" ".join(w)), sigs[i]) if w else Sketch(_empty_id(t), EMPTY_SIG)
