@@ -9,8 +9,9 @@ in its own child process and its own environment, reads that file, and writes th
 records it judges duplicates of each other:
 
 - ``curate``: this repository's environment. Its near-duplicate stage as ``curate build``
-  runs it, in one process: ``validation.sketch.sketch`` per record (comparison words, word
-  3-shingles, 126-value MinHash, id), exact duplicates by id, then
+  runs it, in one process: ``validation.sketch.sketch_many`` over all records (comparison
+  words, word 3-shingles, 126-value MinHash by rensa, id; ``sketch`` per record in revisions
+  before it), exact duplicates by id, then
   ``validation.corpus.Corpus.near_pairs`` (LSH 21 bands x 6, estimate >= 0.6, exact Jaccard
   >= 0.8). In a build the sketches are made by two workers; here by one process.
 - ``naive``: the baseline of bench_scale.py: a langdetect loop, datasketch ``MinHashLSH()`` at
@@ -98,11 +99,14 @@ def run_curate(texts: list[str], work: Path, stages: dict[str, float]) -> list[t
     sys.path.insert(0, str(ROOT))
     import numpy as np
 
+    from validation import sketch as sk
     from validation.corpus import Corpus, FileResult
-    from validation.sketch import sketch
 
     t = time.perf_counter()
-    sketches = [sketch(text, SHINGLE)[0] for text in texts]
+    if hasattr(sk, "sketch_many"):  # the batch path the per-file worker takes
+        sketches = sk.sketch_many(texts, SHINGLE)
+    else:  # a revision before it (the tree of another commit on PYTHONPATH)
+        sketches = [sk.sketch(text, SHINGLE)[0] for text in texts]
     stages["sketch"] = time.perf_counter() - t
     t = time.perf_counter()
     n = len(texts)

@@ -37,7 +37,7 @@ from validation.findings import Finding, Severity
 from validation.records import Header
 from validation.registry import REGISTRY
 from validation.runner import RecordResult
-from validation.sketch import NUM_PERM
+from validation.sketch import NUM_PERM, SKETCH_VERSION
 
 FORMAT = "curate-validation-cache/4"
 Warn = Callable[[str], None]
@@ -52,6 +52,9 @@ def _fingerprint(settings: str) -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())
+    # The signatures come from rensa: an upgrade of it that hashes differently changes no
+    # byte of ours, so the sketch's own version (bumped with any such change) is in the key.
+    digest.update(f"sketch/{SKETCH_VERSION}".encode())
     digest.update(settings.encode())
     return digest.hexdigest()
 

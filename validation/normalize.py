@@ -23,6 +23,11 @@ _WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 _CJK_PUNCT = "\u3000-\u303f\uff00-\uff0f\uff1a-\uff20"  # 。，、「」：？ and the like
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}{_CJK_PUNCT}]+")
 _CJK_ANY = re.compile(rf"[{_CJK}{_CJK_PUNCT}]")
+# For ASCII text ``_WORD`` is ``[A-Za-z0-9_]+``: every other byte becomes a space and the rest is
+# split on spaces, the same words several times faster than the regular expression.
+_ASCII_WORDS = bytes(
+    b if chr(b).isascii() and (chr(b).isalnum() or chr(b) == "_") else 0x20 for b in range(256)
+)
 
 
 def _strip_markup(text: str) -> str:
@@ -61,6 +66,8 @@ def words(text: str) -> list[str]:
 def comparison_words(text: str) -> list[str]:
     """The words of ``text`` after removing markup, NFKC folding and case folding."""
     folded = unicodedata.normalize("NFKC", _strip_markup(text)).casefold()
+    if folded.isascii():
+        return folded.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
     return _WORD.findall(folded)
 
 

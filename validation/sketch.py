@@ -16,19 +16,22 @@ needs two different shingles to agree on 64 bits).
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
+import rensa
 
 from validation.normalize import comparison_words, record_id
 
 NUM_PERM = 126
 BANDS = 21
 ROWS = NUM_PERM // BANDS  # 6: P(candidate) is 0.998 at Jaccard 0.8, 2e-5 at Jaccard 0.1
-_MASK61 = np.uint64((1 << 61) - 1)
-_rng = np.random.default_rng(20250601)
-_A = _rng.integers(1, 1 << 61, size=NUM_PERM, dtype=np.uint64) | np.uint64(1)
-_B = _rng.integers(0, 1 << 61, size=NUM_PERM, dtype=np.uint64)
+SIGNATURE_SEED = 20250601
+# What a signature depends on besides this file: the MinHash algorithm of rensa (its
+# ALGORITHM_VERSION, pinned in pyproject.toml). Anything caching signatures keys on this.
+SKETCH_VERSION = f"rensa-rminhash-{rensa.RMinHash.ALGORITHM_VERSION}/seed-{SIGNATURE_SEED}/low16"
 _MIX = (
     np.uint64(0x9E3779B97F4A7C15),
     np.uint64(0xC2B2AE3D27D4EB4F),
@@ -63,19 +66,31 @@ def _word_hash(word: str) -> int:
     return h
 
 
+def _word_hash_array(words: list[str]) -> np.ndarray:
+    get = _word_hashes.get
+    # ``or``: a miss (None) is hashed and remembered; a CRC of 0 is merely recomputed.
+    return np.fromiter([get(w) or _word_hash(w) for w in words], np.uint64, len(words))
+
+
+def _shingle_prefixes(h: np.ndarray, size: int) -> list[np.ndarray]:
+    """``out[k][i]``: the hash of the (k+1)-gram of word hashes starting at ``h[i]``."""
+    out = []
+    acc = np.zeros(h.size, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for k in range(size):
+            n = h.size - k
+            acc = (acc[:n] ^ h[k : k + n]) * _MIX[k % len(_MIX)]
+            acc ^= acc >> np.uint64(29)
+            out.append(acc)
+    return out
+
+
 def shingle_hashes(words: list[str], size: int) -> np.ndarray:
     """The sorted, unique 64-bit hashes of the word ``size``-grams of ``words``."""
     if not words:
         return np.empty(0, dtype=np.uint64)
-    h = np.fromiter(map(_word_hash, words), np.uint64, len(words))
     size = max(1, min(size, len(words)))
-    n = len(words) - size + 1
-    acc = np.zeros(n, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for k in range(size):
-            acc = (acc ^ h[k : k + n]) * _MIX[k % len(_MIX)]
-            acc ^= acc >> np.uint64(29)
-    return np.unique(acc)
+    return np.unique(_shingle_prefixes(_word_hash_array(words), size)[-1])
 
 
 def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
@@ -95,24 +110,31 @@ def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
     return inter / (a.size + b.size - inter)
 
 
-SIGNATURE_CHUNK = 4096  # shingles hashed at a time: a 126-column block of 4 MB, whatever the record
+def _digests(shingles: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """uint16[rows, NUM_PERM]: the signature of each row ``shingles[offsets[i]:offsets[i+1]]``.
+
+    rensa's MinHash of pre-hashed tokens (126 seeded permutations of each 64-bit shingle hash,
+    the minimum of each as 32 bits), cut to the low 16 bits: the minimum of a record's few
+    hundred 32-bit values is small, so its high bits are mostly zero and its low bits random.
+    A repeated shingle changes no minimum, so rows need not be unique.
+    """
+    rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
+        shingles, offsets, NUM_PERM, SIGNATURE_SEED
+    ).to_rows()
+    out = np.fromiter(chain.from_iterable(rows), np.uint32, len(rows) * NUM_PERM)
+    return out.reshape(len(rows), NUM_PERM).astype(np.uint16)
 
 
 def signature(shingles: np.ndarray) -> np.ndarray:
     """The MinHash signature of a shingle set, each value cut to 16 bits.
 
-    Computed over blocks of :data:`SIGNATURE_CHUNK` shingles, so memory does not grow with the
-    record: all at once, a 10 MB record's 126-column matrix took gigabytes.
+    Memory grows with the shingles only, not with shingles x permutations: a 10 MB record
+    costs its hash array and one 126-value row.
     """
     if shingles.size == 0:
         return EMPTY_SIG
-    mins = np.full(NUM_PERM, np.iinfo(np.uint64).max, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for start in range(0, shingles.size, SIGNATURE_CHUNK):
-            x = (shingles[start : start + SIGNATURE_CHUNK] & _MASK61)[:, None]
-            block = ((x * _A + _B) >> np.uint64(3)).min(axis=0)  # a universal hash per permutation
-            np.minimum(mins, block, out=mins)
-    return (mins >> np.uint64(40)).astype(np.uint16)
+    shingles = np.ascontiguousarray(shingles, dtype=np.uint64)
+    return _digests(shingles, np.array([0, shingles.size], dtype=np.uint64))[0]
 
 
 def band_hash(sigs: np.ndarray, band: int) -> np.ndarray:
@@ -135,17 +157,66 @@ def estimate(sigs: np.ndarray, pairs: np.ndarray, chunk: int = 200_000) -> np.nd
     return out
 
 
+def _empty_id(text: str) -> str:
+    # Nothing to compare but the characters themselves ("—", "$$"): ids from the raw text, so
+    # only identical ones count as duplicates, and no near-duplicates at all.
+    return record_id("\0" + " ".join(text.split()))
+
+
 def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     """The record's sketch, and its shingle hashes for callers that need them now."""
     words = comparison_words(text)
     if not words:
-        # Nothing to compare but the characters themselves ("—", "$$"): ids from the raw text,
-        # so only identical ones count as duplicates, and no near-duplicates at all.
-        return Sketch(record_id("\0" + " ".join(text.split())), EMPTY_SIG), np.empty(
-            0, dtype=np.uint64
-        )
+        return Sketch(_empty_id(text), EMPTY_SIG), np.empty(0, dtype=np.uint64)
     shingles = shingle_hashes(words, shingle_size)
     return Sketch(record_id(" ".join(words)), signature(shingles)), shingles
+
+
+SKETCH_BATCH = 512  # records per rensa call in :func:`sketch_many`: a few MB of arrays at most
+
+
+def sketch_many(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
+    """``[sketch(t, shingle_size)[0] for t in texts]``, the same values, computed in batches.
+
+    The shingles of a batch of records are hashed as one array and their signatures made in
+    one call, so the per-record cost is the work itself, not numpy's and rensa's per-call
+    overhead. Each ``sig`` is a row of a batch's matrix (read-only use only).
+    """
+    out: list[Sketch] = []
+    for start in range(0, len(texts), SKETCH_BATCH):
+        out.extend(_sketch_batch(texts[start : start + SKETCH_BATCH], shingle_size))
+    return out
+
+
+def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
+    word_lists = [comparison_words(t) for t in texts]
+    full = [i for i, w in enumerate(word_lists) if w]
+    sigs = np.zeros((len(texts), NUM_PERM), dtype=np.uint16)
+    if full:
+        lists = [word_lists[i] for i in full]
+        lens = np.fromiter(map(len, lists), np.int64, len(lists))
+        h = _word_hash_array(list(chain.from_iterable(lists)))
+        size = max(1, min(shingle_size, int(lens.max())))
+        prefixes = _shingle_prefixes(h, size)
+        # Each record's shingles, gathered from the flat prefixes: a record of L words has
+        # L - s + 1 shingles of s = min(size, L) words, the first at its first word.
+        sizes = np.minimum(lens, size)
+        counts = lens - sizes + 1
+        firsts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+        ends = np.cumsum(counts)
+        pos = np.repeat(firsts - (ends - counts), counts) + np.arange(int(ends[-1]))
+        shingles = np.empty(pos.size, dtype=np.uint64)
+        kind = np.repeat(sizes, counts)
+        for s in range(1, size + 1):
+            pick = kind == s
+            if pick.any():
+                shingles[pick] = prefixes[s - 1][pos[pick]]
+        offsets = np.concatenate(([0], ends)).astype(np.uint64)
+        sigs[full] = _digests(shingles, offsets)
+    return [
+        Sketch(record_id(" ".join(w)), sigs[i]) if w else Sketch(_empty_id(t), EMPTY_SIG)
+        for i, (t, w) in enumerate(zip(texts, word_lists, strict=True))
+    ]
 
 
 def bucket_members(sigs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,163 @@
+"""The per-record sketch: ids that do not change, one answer from the batch and single paths, and
+near-duplicates of the generator's ground truth found through the signatures.
+
+Oracles written here: literal ids computed by the code before rensa (the published row ids must
+not move), ``re.findall`` for the words of ASCII text, the residue triggers themselves, and the
+generator's own ground truth (its pairs and their Jaccard similarity).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import string
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import ROOT
+
+from curate.parse import collect_paths, parse_file
+from validation import normalize, sketch
+from validation.corpus import Corpus, FileResult
+
+# Ids as the numpy sketch of commit cb51761 gave them: the published row ids.
+KNOWN_IDS = {
+    "We study **MFSC** on graphs.": "708bf047250a2375",
+    "We study <b>MFSC</b> on graphs.": "708bf047250a2375",
+    "We study \\textbf{MFSC} on graphs.": "708bf047250a2375",
+    "ICML 2025 论文列表 摘要": "6e8d02fc37e34d43",
+    "—": "7a281783a28b02d6",  # no words: an id of the raw text
+    "Café naïve ﬁne": "5d84036c18c8326a",
+    "one": "7692c3ad3540bb80",
+}
+
+VARIED = [
+    *KNOWN_IDS,
+    "",
+    "$$",
+    "a b",
+    "a b c",
+    "The same words, the same words, the same words again and again.",
+    "Mixed: `code`, [a link](https://example.org/x), &amp; <i>tags</i>, $x^2$ -- and ''quotes''.",
+    "Ünïcödé wörds ﬁ and ＦＵＬＬ width and 日本語の文章も含む mixed text.",
+    "snake_case under_scores __dunder__ 3.14 x1 1e-3",
+]
+
+
+@pytest.mark.parametrize("text,expected", list(KNOWN_IDS.items()))
+def test_ids_are_unchanged(text, expected):
+    assert sketch.sketch(text, 3)[0].id == expected
+    assert sketch.sketch_many([text], 3)[0].id == expected
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 5])
+def test_the_batch_and_single_paths_give_the_same_sketches(size, monkeypatch):
+    texts = VARIED * 3  # repeated records, and with a small batch many ragged batches
+    monkeypatch.setattr(sketch, "SKETCH_BATCH", 4)
+    many = sketch.sketch_many(texts, size)
+    assert len(many) == len(texts)
+    for text, got in zip(texts, many, strict=True):
+        one, shingles = sketch.sketch(text, size)
+        assert got.id == one.id
+        np.testing.assert_array_equal(got.sig, one.sig)
+        assert got.sig.dtype == np.uint16 and got.sig.shape == (sketch.NUM_PERM,)
+        assert got.sig.any() == bool(normalize.comparison_words(text))
+        np.testing.assert_array_equal(shingles, np.unique(shingles))
+    assert sketch.sketch_many([], size) == []
+
+
+def test_a_signature_depends_on_the_shingle_set_only():
+    rng = np.random.default_rng(7)
+    shingles = np.unique(rng.integers(0, 2**63, 10_000, dtype=np.uint64))
+    sig = sketch.signature(shingles)
+    shuffled = rng.permutation(np.concatenate((shingles, shingles[:500])))
+    np.testing.assert_array_equal(sketch.signature(shuffled), sig)
+    assert sig.dtype == np.uint16 and sig.shape == (sketch.NUM_PERM,)
+    assert len(set(sig.tolist())) > 100  # the low 16 bits of 126 minima are not all alike
+    np.testing.assert_array_equal(sketch.signature(np.empty(0, np.uint64)), sketch.EMPTY_SIG)
+
+
+def test_signatures_are_the_pinned_algorithm():
+    # A known answer: a rensa release that hashes differently changes this, and then every
+    # cached signature is stale (see SKETCH_VERSION).
+    sig = sketch.signature(np.arange(1, 200, dtype=np.uint64))
+    assert sketch.SKETCH_VERSION == "rensa-rminhash-2/seed-20250601/low16"
+    assert sig[:6].tolist() == [61349, 49466, 12265, 54658, 11799, 46651]  # rensa 0.5.0
+
+
+def test_the_estimate_follows_the_jaccard_similarity():
+    rng = np.random.default_rng(3)
+    base = rng.integers(0, 2**63, 400, dtype=np.uint64)
+    for keep in (400, 360, 300, 200, 40):
+        other = np.concatenate((base[:keep], rng.integers(0, 2**63, 400 - keep, dtype=np.uint64)))
+        exact = sketch.jaccard_hashes(np.unique(base), np.unique(other))
+        est = float((sketch.signature(base) == sketch.signature(other)).mean())
+        assert abs(est - exact) < 0.15, (keep, exact, est)
+
+
+# --- comparison words: the fast paths give exactly what the regular expressions gave -------------
+def test_ascii_words_are_the_word_pattern():
+    texts = [
+        string.printable,
+        "a_b c-d e.f 12ab __x__ \x1c\x1dy\x1fz",
+        "".join(map(chr, range(128))),
+    ]
+    rng = np.random.default_rng(1)
+    texts += ["".join(rng.choice(list(string.printable), 300)) for _ in range(200)]
+    for text in texts:
+        folded = text.casefold()
+        assert folded.isascii()
+        expected = re.findall(r"[A-Za-z0-9_]+", folded)
+        assert normalize._WORD.findall(folded) == expected
+        assert normalize.comparison_words(text) == normalize._WORD.findall(
+            normalize.unicodedata.normalize("NFKC", normalize._strip_markup(text)).casefold()
+        )
+
+
+def test_known_near_duplicates_of_the_generator_are_found(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    import generate
+
+    truth_path = generate.generate(tmp_path / "c", 3000, seed=5, file_faults=dict.fromkeys(
+        generate.DEFAULT_FILE_FAULTS, 0))  # fmt: skip
+    texts: list[str] = []
+    index: dict[tuple[str, int], int] = {}
+    for path in collect_paths([tmp_path / "c"]):
+        for r in parse_file(path).records:
+            index[(path.name, r.line)] = len(texts)
+            texts.append(r.text)
+    sketches = sketch.sketch_many(texts, 3)
+    n = len(texts)
+    one = FileResult(
+        "c", None, "", 0, np.arange(1, n + 1, dtype=np.int32), [s.id for s in sketches],
+        np.stack([s.sig for s in sketches]), [],
+    )  # fmt: skip
+    corpus = Corpus([one], lambda keys: {k: texts[k[1]] for k in keys})
+    pairs = {(earlier, later) for later, earlier, _ in corpus.near_pairs(0.8, 3)}
+    parent = list(range(n))
+
+    def root(g: int) -> int:
+        while parent[g] != g:
+            g = parent[g]
+        return g
+
+    first: dict[str, int] = {}
+    for g, s in enumerate(sketches):
+        first.setdefault(s.id, g)
+    for a, b in [*pairs, *((first[s.id], g) for g, s in enumerate(sketches))]:
+        parent[max(root(a), root(b))] = min(root(a), root(b))
+    truth = [json.loads(x) for x in Path(truth_path).read_text().splitlines()]
+
+    def pair(t: dict) -> tuple[int, int]:
+        file, line = t["related"].rsplit(":", 1)
+        return tuple(sorted((index[(file, int(line))], index[(t["file"], t["line"])])))
+
+    near = [pair(t) for t in truth if t["code"] == "near-duplicate" and t["similarity"] >= 0.8]
+    below = [pair(t) for t in truth if t["code"] == "near-duplicate" and t["similarity"] < 0.7]
+    exact = [pair(t) for t in truth if t["code"] == "duplicate"]
+    assert len(near) >= 10 and len(exact) >= 10
+    assert all(root(a) == root(b) for a, b in near)
+    assert not any(p in pairs for p in below)
+    assert all(sketches[a].id == sketches[b].id for a, b in exact)
