@@ -72,8 +72,15 @@ def counted(monkeypatch):
         "parse": Counting(curate.parse.parse_bytes),
         "clean": Counting(curate.rows.clean_text),
         "language": Counting(validation.language.language_of),
-        "sketch": Counting(validation.runner.sketch),
+        "sketch": Counting(lambda text: text),
     }
+    sketch_many = validation.runner.sketch_many
+
+    def counted_sketch_many(texts, *args, **kwargs):  # counted by text: one call sketches many
+        for text in texts:
+            stages["sketch"](text)
+        return sketch_many(texts, *args, **kwargs)
+
     parse = stages["parse"]
 
     def parse_bytes(data, where, *args, **kwargs):  # counted by file, not by its bytes
@@ -83,7 +90,7 @@ def counted(monkeypatch):
     monkeypatch.setattr(curate.parse, "parse_bytes", parse_bytes)
     monkeypatch.setattr(curate.rows, "clean_text", stages["clean"])
     monkeypatch.setattr(validation.language, "language_of", stages["language"])
-    monkeypatch.setattr(validation.runner, "sketch", stages["sketch"])
+    monkeypatch.setattr(validation.runner, "sketch_many", counted_sketch_many)
     validation.language.body_language.cache_clear()
     return stages
 

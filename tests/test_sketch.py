@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 import string
+import subprocess
 import sys
 from pathlib import Path
 
@@ -161,3 +162,27 @@ def test_known_near_duplicates_of_the_generator_are_found(tmp_path):
     assert all(root(a) == root(b) for a, b in near)
     assert not any(p in pairs for p in below)
     assert all(sketches[a].id == sketches[b].id for a, b in exact)
+
+
+FORKED_AFTER_A_BATCH = """
+import functools, multiprocessing
+from validation.sketch import sketch_many
+
+texts = [f"record {i} says that the words of a sentence repeat {i % 7} times " * 8
+         for i in range(5000)]
+sketch_many(texts, 3)  # the parent hashes first, as an in-process validation does
+with multiprocessing.get_context("fork").Pool(2) as pool:
+    done = pool.map_async(functools.partial(sketch_many, shingle_size=3), [texts, texts])
+    print([len(x) for x in done.get(timeout=60)])
+"""
+
+
+def test_a_worker_forked_after_the_parent_sketched_does_not_hang():
+    """rensa's native thread pool does not survive a fork: a child forked after the parent
+    hashed a large batch on it waited forever for its first batch."""
+    proc = subprocess.run(
+        [sys.executable, "-c", FORKED_AFTER_A_BATCH],
+        cwd=ROOT, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "[5000, 5000]"

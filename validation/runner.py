@@ -21,7 +21,7 @@ from validation.findings import Finding, Report, Severity
 from validation.language import body_language
 from validation.records import Record, SourceFile
 from validation.registry import REGISTRY, checks
-from validation.sketch import NUM_PERM, sketch
+from validation.sketch import NUM_PERM, Sketch, sketch, sketch_many
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +46,20 @@ class RecordCache(Protocol):
     def put(self, text: str, result: RecordResult) -> None: ...
 
 
-def check_record(record: Record, config: Config, timings: dict[str, float]) -> RecordResult:
+def check_record(
+    record: Record, config: Config, timings: dict[str, float], sk: Sketch | None = None
+) -> RecordResult:
+    """Every record check on ``record``, and its sketch (``sk`` if the caller made it already,
+    as :func:`check_file` does for a whole file at once) and language."""
     found: list[Finding] = []
     for spec in checks("record", config):
         t = time.perf_counter()
         found.extend(spec.func(record, config))  # type: ignore[misc]
         timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
-    t = time.perf_counter()
-    sk, _ = sketch(record.text, config.shingle_size)
-    timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
+    if sk is None:
+        t = time.perf_counter()
+        sk, _ = sketch(record.text, config.shingle_size)
+        timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
     # The `language` check computed this already (cached by text); it is computed here only
     # when that check is off, because the row's `language` column needs it all the same.
     t = time.perf_counter()
@@ -81,15 +86,23 @@ def check_file(
         t = time.perf_counter()
         findings.extend(spec.func(source, config))  # type: ignore[misc]
         timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
-    n = len(source.records)
+    records = source.records
+    n = len(records)
     sigs = np.zeros((n, NUM_PERM), dtype=np.uint16)
     ids: list[str] = []
-    for i, record in enumerate(source.records):
-        result = cache.get(record.text) if cache is not None else None
-        if result is None:
-            result = check_record(record, config, timings)
-            if cache is not None:
-                cache.put(record.text, result)
+    results = [cache.get(r.text) if cache is not None else None for r in records]
+    misses = [i for i, r in enumerate(results) if r is None]
+    # The sketches of a file's new records in one batch: hashing and MinHash per call cost
+    # more than the work itself for a record-sized input.
+    t = time.perf_counter()
+    sketches = sketch_many([records[i].text for i in misses], config.shingle_size)
+    timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
+    for i, sk in zip(misses, sketches, strict=True):
+        results[i] = check_record(records[i], config, timings, sk)
+        if cache is not None:
+            cache.put(records[i].text, results[i])
+    for i, (record, result) in enumerate(zip(records, results, strict=True)):
+        assert result is not None
         if record.accept and any(f.code in record.accept for f in result.findings):
             result = replace(
                 result, findings=tuple(f for f in result.findings if f.code not in record.accept)

@@ -15,12 +15,20 @@ needs two different shingles to agree on 64 bits).
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
+
+# rensa hashes a large batch on a pool of native threads; a worker process forked after that
+# pool started inherits a pool whose threads do not exist in it, and its first batch waits for
+# them forever (measured: a build's worker hung on its first file). Our parallelism is one
+# process per core anyway, so rensa hashes every batch on the calling thread: set before it is
+# imported, and on purpose not left to a setting from outside (tests/test_sketch.py).
+os.environ["RENSA_DOC_PAR_BATCH_SIZE"] = str(2**62)
 import rensa
 
 from validation.normalize import comparison_words, record_id
