@@ -39,10 +39,15 @@ from validation.corpus import FileResult, record_offsets
 from validation.findings import Finding, Report
 from validation.registry import REGISTRY, finding, row_policy_of
 
-BUCKETS = "0123456789abcdef"
+HEX = "0123456789abcdef"
+# Rows are bucketed by the first hex digit of their id, or by the first two beyond this many
+# rows: the main process holds one bucket at a time, a sixteenth of the table (about 400 MB at
+# a million rows) or a 256th of it.
+FINE_BUCKETS_FROM = 250_000
 DIGEST = "_row_sha256"
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
+TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and files per bucket)
 Say = Callable[[str], None]
 
 # (record index in its file, its id, its sources, its flags) for each surviving record of a file
@@ -91,7 +96,16 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
 FilePart = tuple[str, str, np.ndarray, FileTodo]
 
 
-def rows_of_files(parts: list[FilePart], config: Config, out_dir: str, tag: str) -> list[Finding]:
+def bucket_names(total: int) -> list[str]:
+    """The id prefixes the rows are bucketed by, in order, for a table of ``total`` rows."""
+    if total < FINE_BUCKETS_FROM:
+        return list(HEX)
+    return [a + b for a in HEX for b in HEX]
+
+
+def rows_of_files(
+    parts: list[FilePart], config: Config, out_dir: str, tag: str, prefix: int = 1
+) -> list[Finding]:
     """Worker: the rows of some files' survivors, taken from their spools (made when the files
     were checked) with their flags and sources added, checked against the table's contract and
     written into the 16 id buckets; returns the ``math-kept`` findings of those rows.
@@ -121,8 +135,8 @@ def rows_of_files(parts: list[FilePart], config: Config, out_dir: str, tag: str)
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
         DIGEST, pa.array(digests, pa.string())
     )
-    first = pc.utf8_slice_codeunits(table.column("id"), 0, 1)
-    for bucket in BUCKETS:
+    first = pc.utf8_slice_codeunits(table.column("id"), 0, prefix)
+    for bucket in pc.unique(first).to_pylist():
         part = table.filter(pc.equal(first, bucket))
         if part.num_rows:
             target = Path(out_dir) / bucket / f"{tag}.arrow"
@@ -141,6 +155,7 @@ def _tasks(
 ) -> Iterator[tuple[str, list[FilePart]]]:
     """Consecutive files grouped into tasks of at least :data:`TASK_ROWS` rows (or one file),
     each named by its first file's index."""
+    task_rows = max(TASK_ROWS, int(plan.survivors.size) // TASKS)
     parts: list[FilePart] = []
     rows = 0
     tag = ""
@@ -151,7 +166,7 @@ def _tasks(
             tag = f"{fi:07d}"
         parts.append((files[fi].path, str(spool_path(spool, fi)), files[fi].lines, todo))
         rows += len(todo)
-        if rows >= TASK_ROWS:
+        if rows >= task_rows:
             yield tag, parts
             parts, rows = [], 0
     if parts:
@@ -271,8 +286,10 @@ def assemble(
     with tempfile.TemporaryDirectory(
         prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
     ) as tmp:
-        work = ((parts, config, tmp, tag) for tag, parts in _tasks(files, plan, policy, names,
-                                                                   spool))  # fmt: skip
+        buckets = bucket_names(total)
+        prefix = len(buckets[0])
+        work = ((parts, config, tmp, tag, prefix)
+                for tag, parts in _tasks(files, plan, policy, names, spool))  # fmt: skip
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:
                 # A bounded window of submitted tasks keeps the queued provenance small.
@@ -292,7 +309,7 @@ def assemble(
                 kept.extend(rows_of_files(*args))
         say(f"assembled {total} rows")
         cleaned = time.perf_counter()
-        result = _write_buckets(Path(tmp), parquet)
+        result = _write_buckets(Path(tmp), parquet, buckets)
         result.math_kept = kept
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
@@ -301,7 +318,7 @@ def assemble(
         return result
 
 
-def _write_buckets(tmp: Path, parquet: Path) -> Assembled:
+def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
     """Append the buckets in id order; each bucket is memory-mapped and sorted by index, and
     written a row group's worth of rows at a time, so memory holds about one row group."""
     result = Assembled()
@@ -311,7 +328,7 @@ def _write_buckets(tmp: Path, parquet: Path) -> Assembled:
     pending: list[pa.Table] = []
     pending_rows = 0
     with pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS) as writer:
-        for bucket in BUCKETS:
+        for bucket in buckets:
             parts = sorted((tmp / bucket).glob("*.arrow")) if (tmp / bucket).is_dir() else []
             if not parts:
                 continue

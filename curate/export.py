@@ -19,7 +19,9 @@ from curate.parse import UsageError
 from curate.table import ARROW_SCHEMA, hf_features
 
 PARQUET_PATH = "data/train-00000-of-00001.parquet"
-ZSTD_LEVEL = 9
+# zstd level 3: on the real dev corpus 10 % larger than level 9, and 3.7 times faster to write
+# (7 times on generated text), which is a quarter of a million-row build's serial time.
+ZSTD_LEVEL = 3
 # ~50 MB of abstracts a row group: small enough to stream, large enough to compress well.
 ROW_GROUP_SIZE = 20_000
 

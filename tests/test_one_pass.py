@@ -190,3 +190,17 @@ def test_the_table_does_not_depend_on_how_files_are_grouped_into_tasks(
     monkeypatch.setattr(curate.assemble, "TASK_ROWS", 1)  # a task per file
     build([drops], tmp_path / "many", Config(), jobs=1, template=TEMPLATE)
     assert (tmp_path / "one" / parquet).read_bytes() == (tmp_path / "many" / parquet).read_bytes()
+
+
+def test_the_table_does_not_depend_on_the_number_of_buckets(drops, tmp_path, monkeypatch):
+    """A large table is bucketed by two hex digits of the id instead of one (256 buckets, so
+    the main process holds less at a time); the Parquet file must not see the difference."""
+    import curate.assemble
+
+    parquet = Path("data") / "train-00000-of-00001.parquet"
+    build([drops], tmp_path / "coarse", Config(), jobs=1, template=TEMPLATE)
+    monkeypatch.setattr(curate.assemble, "FINE_BUCKETS_FROM", 0)
+    assert len(curate.assemble.bucket_names(1)) == 256
+    build([drops], tmp_path / "fine", Config(), jobs=1, template=TEMPLATE)
+    coarse = (tmp_path / "coarse" / parquet).read_bytes()
+    assert coarse == (tmp_path / "fine" / parquet).read_bytes()

@@ -78,11 +78,13 @@ class Corpus:
         self.n = int(self.offsets[-1])
         self.file_of = np.repeat(np.arange(len(files)), counts) if files else np.empty(0, int)
         self.ids = [i for f in files for i in f.ids]
-        self.sigs = (
-            np.concatenate([f.sigs for f in files])
-            if self.n
-            else np.empty((0, NUM_PERM), dtype=np.uint16)
-        )
+        # The corpus checks are the signatures' only reader: each file's are moved into the one
+        # corpus-wide array and let go there, so they are never held twice (252 MB each time
+        # for a million records).
+        self.sigs = np.empty((self.n, NUM_PERM), dtype=np.uint16)
+        for f, start in zip(files, self.offsets[:-1], strict=True):
+            self.sigs[start : start + f.n_records] = f.sigs
+            f.sigs = np.empty((0, NUM_PERM), dtype=np.uint16)
 
     def where(self, g: int) -> tuple[int, int]:
         fi = int(self.file_of[g])
