@@ -27,6 +27,7 @@ import html
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -644,6 +645,40 @@ _PROSE_SYMBOL = re.compile(
 )
 
 
+# Display environments typed in prose (`such that \begin{align*} \frac{1}{n} … \end{align*}`):
+# curate.texmath writes no environment faithfully, and text mode read them as prose (`\frac`
+# became "%s/%s", `\|x\|` lost its bars, `\left(` became "left("). They are published as their
+# TeX, whole, and counted as math kept.
+_MATH_ENVIRONMENTS = (
+    "equation", "align", "gather", "multline", "eqnarray", "flalign", "alignat", "displaymath",
+    "math",
+)  # fmt: skip
+_ENV_BEGIN = re.compile(r"\\begin\{(" + "|".join(_MATH_ENVIRONMENTS) + r")(\*?)\}")
+
+
+def _set_aside_environments(text: str, keep: Callable[[str], str]) -> str:
+    r"""``text`` with each closed math environment replaced by ``keep(environment)``.
+
+    Linear: an environment whose ``\end`` is missing is not looked for again.
+    """
+    out: list[str] = []
+    pos = 0
+    unclosed: set[str] = set()
+    for m in _ENV_BEGIN.finditer(text):
+        name = m.group(1) + m.group(2)
+        if m.start() < pos or name in unclosed:
+            continue
+        end_tag = f"\\end{{{name}}}"
+        end = text.find(end_tag, m.end())
+        if end < 0:
+            unclosed.add(name)
+            continue
+        end += len(end_tag)
+        out += [text[pos : m.start()], keep(text[m.start() : end])]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
 # --- The pipeline ---------------------------------------------------------------------------
 def clean_text(text: str, math: str = "unicode") -> CleanResult:
     """Clean one record: mojibake, controls, HTML, math, text-mode TeX and Markdown, NFC.
@@ -669,7 +704,13 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
                 kept.append(result.text)
             return saved.keep(result.text)
 
+        def keep_as_tex(span: str) -> str:
+            kept.append(span)
+            return saved.keep(span)
+
         if residue.may_have("latex", text):
+            if "\\begin{" in text:
+                text = _set_aside_environments(text, keep_as_tex)
             text = residue.MATH.sub(lambda m: convert(m.group()), text)
             # Symbols typed without dollars (`69.9\pm 1.4`, `\sigma_v`) are formulas too.
             if "\\" in text:

@@ -462,3 +462,51 @@ def test_text_holding_a_placeholder_code_point_is_kept_not_garbled() -> None:
     # holds one is left as it is (whitespace and controls aside) rather than risk a mix-up.
     raw = "a \U000f0003 b **bold**  and $x$\x08"
     assert clean_text(raw).text == "a \U000f0003 b **bold** and $x$"
+
+
+# Display environments typed in prose, quoted from the dev corpus with their ids. Text mode read
+# them as prose: `\frac{1}{n}` became "%s/%s1n", `\widehat{\lambda}_i` lost its hat, `\|Ax\|`
+# lost its bars, `\left(` became "left(", and placeholder characters leaked into the text.
+ENVIRONMENTS = [
+    (
+        "pmlr:v247/jin24a",
+        r"such that \begin{align*} \frac{1}{n} \sum_{i\in\{1,\ldots, n\}}|\widehat{\lambda}_i"
+        r"-\lambda_i(N_G)|\le \varepsilon, \end{align*} where the eigenvalues",
+        r"\begin{align*} \frac{1}{n} \sum_{i\in\{1,\ldots, n\}}|\widehat{\lambda}_i"
+        r"-\lambda_i(N_G)|\le \varepsilon, \end{align*}",
+    ),
+    (
+        "openreview:b9uHveqszc",
+        r"an approximation factor of \begin{equation*} O_\alpha \left(\left(\frac{\sigma_{"
+        r"\textrm{max}}}{\sigma_{\textrm{min}}}\right)^{2-4/\alpha}\right) \end{equation*} with "
+        "respect to the standard k-means cost",
+        r"\begin{equation*} O_\alpha \left(\left(\frac{\sigma_{\textrm{max}}}{\sigma_{"
+        r"\textrm{min}}}\right)^{2-4/\alpha}\right) \end{equation*}",
+    ),
+    (
+        "neurips2018:row0497",
+        r"then \begin{equation*}\Pr[ \; | \;\|Ax\|_2^2 - \|x\|_2^2\; | &lt; \varepsilon "
+        r"\|x\|_2^2 \;] \ge 1 - \delta \;.\end{equation*} These bounds were later extended",
+        # the entity is decoded, as in every math span
+        r"\begin{equation*}\Pr[ \; | \;\|Ax\|_2^2 - \|x\|_2^2\; | < \varepsilon "
+        r"\|x\|_2^2 \;] \ge 1 - \delta \;.\end{equation*}",
+    ),
+]
+
+
+@pytest.mark.parametrize(("record_id", "raw", "environment"), ENVIRONMENTS)
+def test_a_display_environment_in_prose_is_kept_as_tex_and_counted(
+    record_id: str, raw: str, environment: str
+) -> None:
+    for math in ("unicode", "tex"):
+        result = clean_text(raw, math=math)
+        assert environment in result.text, (record_id, result.text)
+        assert result.math_kept == (environment,)
+        assert not re.search("[\U000f0000-\U000f001f]", result.text)  # no marker left over
+        assert "%s" not in result.text
+
+
+def test_an_unclosed_environment_is_not_set_aside() -> None:
+    result = clean_text(r"we show \begin{align} x = 1 and stop")
+    assert result.math_kept == ()
+    assert "\\begin{align}" not in result.text
