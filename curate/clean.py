@@ -264,7 +264,14 @@ class _Saved:
         def back(m: re.Match[str]) -> str:
             return self.items[int("".join(format(ord(c) - _DIGIT0, "x") for c in m.group(1)), 16)]
 
-        return _PLACEHOLDER.sub(back, text) if self.items else text
+        # A span set aside may hold another one (`R^{n \times p}`: the symbol was set aside
+        # before the script around it), so markers are restored until none is left; each pass
+        # goes one level deeper, and there are never more levels than items.
+        for _ in range(len(self.items)):
+            if _MARK not in text:
+                break
+            text = _PLACEHOLDER.sub(back, text)
+        return text
 
 
 # --- Whole-record steps: controls, entities ---------------------------------------------------
@@ -641,7 +648,7 @@ def _normalise(text: str) -> str:
 _PROSE_SYMBOL = re.compile(
     r"\\(?:"
     + "|".join(sorted(texmath.SYMBOL_NAMES, key=lambda n: (-len(n), n)))
-    + r")(?![A-Za-z])(?:[\^_](?:\{[^{}$\\\n]{1,40}\}|[A-Za-z0-9]))*"
+    + r")(?![A-Za-z])(?:[\^_](?:\{[^{}$\\\n]{1,40}\}|[A-Za-z0-9])|\^\*)*"
 )
 
 

@@ -510,3 +510,26 @@ def test_an_unclosed_environment_is_not_set_aside() -> None:
     result = clean_text(r"we show \begin{align} x = 1 and stop")
     assert result.math_kept == ()
     assert "\\begin{align}" not in result.text
+
+
+def test_a_symbol_inside_a_script_and_a_starred_symbol_in_prose() -> None:
+    """neurips2018:row0168: `R^{n \\times p}` held `\\times`, set aside before the script around
+    it, and its marker leaked into the text; the stars of `\\beta^*` ... `\\beta^*` were read as
+    Markdown emphasis and dropped."""
+    raw = (
+        r"recover an unknown vector \beta^* from n noisy linear observations Y=X \beta^*+W in "
+        r"R^n, for known X in R^{n \times p} and unknown W in R^n."
+    )
+    assert clean_text(raw).text == (
+        "recover an unknown vector β^∗ from n noisy linear observations Y=X β^∗+W in R^n, for "
+        "known X in R^(n × p) and unknown W in R^n."
+    )
+
+
+def test_no_marker_character_is_ever_left_in_the_text() -> None:
+    texts = [raw for _, raw, _ in REAL] + [r["text"] for r in LABELLED]
+    texts += [raw for _, raw, _ in ENVIRONMENTS]
+    for text in texts:
+        for math in ("unicode", "tex"):
+            out = clean_text(text, math=math).text
+            assert not re.search("[\U000f0000-\U000f001f]", out), text
