@@ -68,6 +68,8 @@ class Assembled:
     venues: set[str] = field(default_factory=set)
     flagged: int = 0  # rows with at least one flag
     flags: Counter[str] = field(default_factory=Counter)  # rows per flag code
+    # Row numbers (in table order) whose abstract differs from its raw text, for the report.
+    changed: list[np.ndarray] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
@@ -352,6 +354,9 @@ def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
                     writer.write_table(merged.slice(0, size), row_group_size=size)
                     rest = merged.slice(size)
                     pending, pending_rows = [rest], rest.num_rows
+            del table, order, ids
+            # Arrow's allocator keeps what a bucket took and the next does not reuse all of it.
+            pa.default_memory_pool().release_unused()
         if pending_rows:
             writer.write_table(pa.concat_tables(pending), row_group_size=size)
         elif result.rows == 0:
@@ -361,6 +366,10 @@ def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
 
 
 def _collect_stats(result: Assembled, table: pa.Table) -> None:
+    differs = pc.not_equal(table.column("abstract_raw"), table.column("abstract")).to_numpy(
+        zero_copy_only=False
+    )
+    result.changed.append(np.flatnonzero(differs) + result.rows)
     result.rows += table.num_rows
     result.num_bytes += table.nbytes
     result.word_counts.append(table.column("word_count").to_numpy())

@@ -391,7 +391,10 @@ def _build_locked(
             # The page for people is not part of the release: it is rendered from the manifest,
             # is not in its `files`, and publish does not upload it. Its hash goes under
             # `local_files`, so the next build recognises the page as ours and may replace it.
-            page = render_report(stage, record_texts=_spooled_texts(files, run.names, rows))
+            changed = np.concatenate(table.changed) if table.changed else np.empty(0, np.int64)
+            page = render_report(
+                stage, record_texts=_spooled_texts(files, run.names, rows), changed=changed
+            )
             page = page.encode("utf-8")
             shutil.rmtree(rows)  # before the swap: the spool is not part of the build
             manifest["local_files"] = {
