@@ -9,10 +9,11 @@ refuse it). Then, ``--runs`` times, one after the other:
   environment (``python -m curate.cli``): interpreter start, imports, validation, cleaning,
   deduplication, Parquet, card, Croissant, manifest and report.html, all included;
 - the naive pipeline in a fresh process of its own environment (bench_peers.py's ``naive``
-  pins: langdetect, datasketch, pandas, pyarrow): it reads the drop files itself (header line,
-  then abstracts separated by blank lines), runs a langdetect loop over every abstract,
-  datasketch ``MinHashLSH()`` at its defaults over word 3-shingles, and writes the table with
-  pandas ``to_parquet``. No checks, no cleaning, no card: the least a pipeline does.
+  pins and its ``run_naive``: langdetect, datasketch, pandas, pyarrow): it reads the drop files
+  itself (header line, then abstracts separated by blank lines), runs a langdetect loop over
+  every abstract, datasketch ``MinHashLSH()`` at its defaults over word 3-shingles, and writes
+  the table with pandas ``to_parquet``. No checks, no cleaning, no card: the least a pipeline
+  does.
 
 Wall time of each process (``os.wait4``; peak RSS too). Prints the best and median of each
 and the ratio curate / naive (best to best, median to median). Asserts nothing; writes only
@@ -36,35 +37,16 @@ sys.path.insert(0, str(BENCH))
 
 
 def naive_pipeline(corpus: Path, out: Path) -> None:
-    """The naive pipeline (runs in the naive environment; imports nothing of curate)."""
-    import pandas as pd
-    from datasketch import MinHash, MinHashLSH
-    from langdetect import DetectorFactory, detect
-    from langdetect.lang_detect_exception import LangDetectException
+    """The naive pipeline (runs in the naive environment; imports nothing of curate): reads the
+    drops itself, then bench_peers.py's ``run_naive`` (the one definition of the baseline)."""
+    from bench_peers import run_naive
 
     texts: list[str] = []
     for path in sorted(corpus.glob("*.txt")):
         body = path.read_text(encoding="utf-8", errors="replace").split("\n", 1)[-1]
         texts += [" ".join(block.split()) for block in re.split(r"\n\s*\n", body) if block.strip()]
-    DetectorFactory.seed = 0
-    languages = []
-    for text in texts:
-        try:
-            languages.append(detect(text))
-        except LangDetectException:
-            languages.append("unknown")
-    word = re.compile(r"\w+")
-    lsh = MinHashLSH()  # defaults: threshold 0.9, 128 permutations
-    duplicate = [False] * len(texts)
-    for i, text in enumerate(texts):
-        words = word.findall(text.lower())
-        m = MinHash()
-        m.update_batch([" ".join(words[k : k + 3]).encode() for k in range(max(1, len(words) - 2))])
-        duplicate[i] = bool(lsh.query(m))
-        lsh.insert(str(i), m)
-    frame = pd.DataFrame({"text": texts, "language": languages, "duplicate": duplicate})
     out.mkdir(parents=True, exist_ok=True)
-    frame[~frame["duplicate"]].to_parquet(out / "train.parquet")
+    run_naive(texts, out, {})
 
 
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, int]:

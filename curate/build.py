@@ -26,7 +26,7 @@ from curate.dedupe import plan
 from curate.parallel import Workers, default_jobs
 from curate.parse import display
 from curate.report import REPORT_HTML, RecordTexts, render_report
-from curate.rows import read_spool, spool_path
+from curate.rows import raw_texts
 from curate.table import ARROW_SCHEMA
 from curate.validate import validate_paths
 from validation import residue
@@ -96,12 +96,12 @@ def _spooled_texts(files: list[FileResult], names: list[str], rows: Path) -> Rec
             if name in index:
                 by_file.setdefault(index[name], []).append(line)
         for fi, lines in sorted(by_file.items()):
-            raw = read_spool(spool_path(rows, fi)).column("abstract_raw")
             known = files[fi].lines
-            for line in lines:
-                k = int(np.searchsorted(known, line))
-                if k < len(known) and known[k] == line:
-                    out[f"{names[fi]}:{line}"] = raw[k].as_py()
+            at = {int(line): int(np.searchsorted(known, line)) for line in lines}
+            found = [line for line, k in at.items() if k < len(known) and known[k] == line]
+            texts = raw_texts(rows, fi, [at[line] for line in found])
+            for line, text in zip(found, texts, strict=True):
+                out[f"{names[fi]}:{line}"] = text
         return out
 
     return texts

@@ -118,3 +118,10 @@ def spool_path(spool: Path, file_index: int) -> Path:
 def read_spool(path: Path) -> pa.Table:
     """A file's spooled rows, memory-mapped: reading a column costs only that column."""
     return ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
+def raw_texts(spool: Path, file_index: int, records: list[int]) -> list[str]:
+    """The raw texts of some records of one file (by their index in it), from its spool: what
+    the near-duplicate check and the report read instead of parsing the drop again."""
+    raw = read_spool(spool_path(spool, file_index)).column("abstract_raw")
+    return [raw[ri].as_py() for ri in records]

@@ -112,11 +112,10 @@ def _texts_loader(results: list[FileResult], config: Config, rows: Path | None =
         out = {}
         for fi, indexes in by_file.items():
             if rows is not None:
-                from curate.rows import read_spool, spool_path
+                from curate.rows import raw_texts
 
-                raw = read_spool(spool_path(rows, fi)).column("abstract_raw")
-                for ri in indexes:
-                    out[(fi, ri)] = raw[ri].as_py()
+                texts = raw_texts(rows, fi, indexes)
+                out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
                 continue
             source = parse_file(Path(results[fi].path), config)
             for ri in indexes:
