@@ -42,6 +42,8 @@ class Plan:
         (it is the earliest of its group) and the others in file/line order.
         """
         order = np.lexsort((np.arange(self.leader.size), self.leader))
+        if order.size == 0:  # no record at all: no run (not one empty run)
+            return order, np.zeros(1, dtype=np.int64)
         leaders = self.leader[order]
         starts = np.flatnonzero(np.concatenate(([True], leaders[1:] != leaders[:-1])))
         return order, np.append(starts, order.size)

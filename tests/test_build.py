@@ -264,6 +264,24 @@ def test_validation_errors_refuse_the_build(drop, tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dist", "drop"]  # nothing moved aside
 
 
+def test_a_build_with_no_record_allowed_writes_an_empty_table(tmp_path, capsys):
+    """Drops with no record at all, with `empty-file` made a warning: an empty dataset, not a
+    crash (this raised IndexError in the dedupe plan, exit 3)."""
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "a.txt").write_text("ICML 2025 Papers\n\n", encoding="utf-8")
+    config = tmp_path / "curate.toml"
+    config.write_text('[tool.curate]\nseverity = { empty-file = "warning" }\n', encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["build", str(tmp_path / "d"), "--out", str(out), "--config", str(config), "--no-cache"]
+    assert main(args) == 0
+    assert "0 records out" in capsys.readouterr().out
+    table = pq.read_table(next((out / "data").glob("*.parquet")))
+    assert table.num_rows == 0
+    assert "abstract" in table.column_names
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["rows"] == 0
+
+
 # --- near-duplicate policy ------------------------------------------------------------------------
 def near_drop(drop) -> Path:
     _line, text = seed_records(SEED2)[1]
