@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
+import validation.corpus
 from curate.parse import collect_paths, parse_file
 from validation import normalize, sketch
 from validation.corpus import Corpus, FileResult
@@ -162,6 +163,87 @@ def test_known_near_duplicates_of_the_generator_are_found(tmp_path):
     assert all(root(a) == root(b) for a, b in near)
     assert not any(p in pairs for p in below)
     assert all(sketches[a].id == sketches[b].id for a, b in exact)
+
+
+@pytest.fixture(scope="module")
+def generated_corpus(tmp_path_factory) -> tuple[list[str], np.ndarray, list[str]]:
+    """3,000 generated records (many share an LSH bucket, few are near-duplicates), sketched."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    import generate
+
+    folder = tmp_path_factory.mktemp("gen")
+    generate.generate(folder / "c", 3000, seed=5, file_faults=dict.fromkeys(
+        generate.DEFAULT_FILE_FAULTS, 0))  # fmt: skip
+    texts = [r.text for path in collect_paths([folder / "c"]) for r in parse_file(path).records]
+    sketches = sketch.sketch_many(texts, 3)
+    return texts, np.stack([s.sig for s in sketches]), [s.id for s in sketches]
+
+
+def corpus_of(texts: list[str], sigs: np.ndarray, ids: list[str], load) -> Corpus:  # type: ignore[no-untyped-def]
+    n = len(texts)
+    one = FileResult("c", None, "", 0, np.arange(1, n + 1, dtype=np.int32), list(ids),
+                     sigs.copy(), [])  # fmt: skip
+    return Corpus([one], load)
+
+
+def test_near_pairs_fetch_the_texts_they_compare_not_every_bucket_member(generated_corpus):
+    """Texts are what the search holds in memory: it asks for those of the records it compares
+    exactly (foreseen by a search over the signatures), each once, not for every record that
+    shares a bucket with another."""
+    texts, sigs, ids = generated_corpus
+    asked: list[int] = []
+
+    def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+        asked.extend(ri for _, ri in keys)
+        return {k: texts[k[1]] for k in keys}
+
+    compared: set[int] = set()
+    real = validation.corpus.jaccard_hashes
+    by_hash: dict[bytes, int] = {}
+
+    def counted(a: np.ndarray, b: np.ndarray) -> float:
+        compared.update(by_hash[x.tobytes()] for x in (a, b))
+        return real(a, b)
+
+    for g, text in enumerate(texts):
+        by_hash.setdefault(sketch.shingle_hashes(normalize.comparison_words(text), 3).tobytes(), g)
+    corpus = corpus_of(texts, sigs, ids, load)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(validation.corpus, "jaccard_hashes", counted)
+        pairs = corpus.near_pairs(0.8, 3)
+    active = corpus.first_occurrences() & sigs.any(axis=1)
+    members = np.unique(sketch.bucket_members(sigs, active)[0])
+    assert pairs and compared
+    assert len(asked) == len(set(asked)), "a text was fetched twice"
+    assert {texts[g] for g in compared} <= {texts[g] for g in asked}
+    # Every record fetched has some other record whose signature estimate is within the margin
+    # of the threshold (every pair of records tried); the others are never fetched.
+    others = np.flatnonzero(active)
+    hopeful = {
+        int(g)
+        for g in members
+        if ((sigs[others] == sigs[g]).mean(axis=1) >= 0.8 - sketch.ESTIMATE_MARGIN).sum() > 1
+    }
+    assert set(asked) <= hopeful
+    assert len(asked) < len(members), (len(asked), len(members))  # measured: 92 of 129
+
+
+def test_a_text_the_first_search_did_not_foresee_is_fetched_with_its_file(generated_corpus):
+    """The exact search may need a record the signature-only search did not name (its clusters
+    can form differently): it is fetched then, with the rest of its file's bucket members, and
+    the pairs are those of a search that had every text from the start."""
+    texts, sigs, ids = generated_corpus
+    full = corpus_of(texts, sigs, ids, lambda keys: {k: texts[k[1]] for k in keys})
+    expected = full.near_pairs(0.8, 3)
+    calls: list[list[int]] = []
+
+    def forgetful(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+        calls.append([ri for _, ri in keys])
+        kept = keys if len(calls) > 1 else keys[::2]  # the foreseen fetch returns half
+        return {k: texts[k[1]] for k in kept}
+
+    assert corpus_of(texts, sigs, ids, forgetful).near_pairs(0.8, 3) == expected
+    assert len(calls) == 2, "the one file was read once more, not once per missing record"
 
 
 FORKED_AFTER_A_BATCH = """

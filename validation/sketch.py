@@ -145,13 +145,15 @@ def signature(shingles: np.ndarray) -> np.ndarray:
     return _digests(shingles, np.array([0, shingles.size], dtype=np.uint64))[0]
 
 
-def band_hash(sigs: np.ndarray, band: int) -> np.ndarray:
-    """uint64[n]: a hash of band ``band`` (ROWS signature values) of every signature, for LSH.
+def band_hash(sigs: np.ndarray, band: int, index: np.ndarray | None = None) -> np.ndarray:
+    """uint64[n]: a hash of band ``band`` (ROWS signature values) of every signature (or of
+    the signatures at ``index``), for LSH.
 
     One band at a time: all bands at once as 64-bit values would take 4 times the signatures'
     memory again, a gigabyte for a million records.
     """
-    rows = sigs[:, band * ROWS : (band + 1) * ROWS].astype(np.uint64)
+    cols = slice(band * ROWS, (band + 1) * ROWS)
+    rows = (sigs[:, cols] if index is None else sigs[index, cols]).astype(np.uint64)
     with np.errstate(over="ignore"):
         return np.bitwise_xor.reduce(rows * _BAND_MIX, axis=1) * _MIX[0]
 
@@ -239,12 +241,14 @@ def bucket_members(sigs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np
     empty = np.empty(0, dtype=np.int64)
     if idx.size < 2:
         return empty, empty
-    active_sigs = sigs[idx]
+    # Each band is read from the signatures where they are: a copy of the active ones would
+    # be all of them again (252 MB for a million records).
+    index = None if idx.size == len(sigs) else idx
     records: list[np.ndarray] = []
     buckets: list[np.ndarray] = []
     next_bucket = 0
     for band in range(BANDS):
-        hashes = band_hash(active_sigs, band)
+        hashes = band_hash(sigs, band, index)
         order = np.argsort(hashes, kind="stable")
         values = hashes[order]
         same = values[1:] == values[:-1]
