@@ -137,14 +137,19 @@ def rows_of_files(
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
         DIGEST, pa.array(digests, pa.string())
     )
-    first = pc.utf8_slice_codeunits(table.column("id"), 0, prefix)
-    for bucket in pc.unique(first).to_pylist():
-        part = table.filter(pc.equal(first, bucket))
-        if part.num_rows:
-            target = Path(out_dir) / bucket / f"{tag}.arrow"
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with ipc.new_file(target, part.schema) as writer:
-                writer.write_table(part)
+    # Grouped by bucket with one stable sort and cut into runs, rather than filtered once per
+    # bucket: 256 passes over every task's rows cost more than making them (cProfile, 300k).
+    first = pc.utf8_slice_codeunits(table.column("id"), 0, prefix).combine_chunks()
+    order = pc.sort_indices(first)
+    table = table.take(order)
+    runs = pc.run_end_encode(first.take(order))  # one array: a bucket is one run
+    start = 0
+    for bucket, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
+        target = Path(out_dir) / bucket / f"{tag}.arrow"
+        target.parent.mkdir(exist_ok=True)
+        with ipc.new_file(target, table.schema) as writer:
+            writer.write_table(table.slice(start, end - start))
+        start = end
     return kept
 
 
