@@ -40,6 +40,9 @@ from validation.runner import RecordResult
 from validation.sketch import NUM_PERM, SKETCH_VERSION
 
 FORMAT = "curate-validation-cache/4"
+# New entries are written in transactions of this many, not held until the run ends: about a
+# kilobyte each, a million records' entries took 1.4 GB of the main process's memory.
+FLUSH_ENTRIES = 20_000
 Warn = Callable[[str], None]
 
 
@@ -243,6 +246,12 @@ class ValidationCache:
     def _put(self, key: str, value: dict[str, Any]) -> None:
         if self._db is not None and not self.readonly:
             self._pending.append((key, *_dump(value)))
+            self._flush_when_full()
+
+    def _flush_when_full(self) -> None:
+        # Only a cache that writes: a worker's read-only one holds its entries for the parent.
+        if len(self._pending) >= FLUSH_ENTRIES and self._db is not None and not self.readonly:
+            self.flush()
 
     # Whole files, keyed by their bytes.
     def get_file(self, sha256: str, path: str) -> FileResult | None:
@@ -261,6 +270,7 @@ class ValidationCache:
 
     def put(self, text: str, result: RecordResult) -> None:
         self._pending.append((self._record_key(text), *_dump(encode_record(result))))
+        self._flush_when_full()
 
     def take_pending(self) -> list[tuple[str, str, str]]:
         pending, self._pending = self._pending, []
@@ -269,6 +279,7 @@ class ValidationCache:
     def add_pending(self, entries: list[tuple[str, str, str]]) -> None:
         if self._db is not None and not self.readonly:
             self._pending.extend(entries)
+            self._flush_when_full()
 
     def flush(self) -> None:
         if self._db is None or self.readonly or not self._pending:

@@ -61,7 +61,8 @@ def _check_one(
     """Worker: check one file; return its result and the cache entries the parent is to store.
 
     A worker reads the cache through one read-only connection kept for its lifetime (not one
-    per file), and the parent writes every new entry in one transaction.
+    per file), and the parent writes the new entries (in transactions of
+    :data:`curate.cache.FLUSH_ENTRIES`).
     """
     if not cache_dir:
         return _check_with(path, config, None, rows), [], 0, 0

@@ -120,6 +120,39 @@ def test_worker_processes_give_the_identical_report(tmp_path, monkeypatch):
     assert len(serial.report) > 100
 
 
+def test_the_parent_writes_new_entries_as_they_come_not_all_at_the_end(tmp_path, monkeypatch):
+    """The entries of a large run are not all held in memory until it ends: with room for 10,
+    a parallel run of 19 files (114 records) keeps at most 10 pending, and a second run reads
+    every file from the cache."""
+    import sqlite3
+
+    import curate.cache
+
+    folder = corpus(tmp_path)
+    cache = tmp_path / "cache"
+    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.cache, "FLUSH_ENTRIES", 10)
+    most = []
+    real = curate.cache.ValidationCache.flush
+
+    def flush(self):  # type: ignore[no-untyped-def]
+        most.append(len(self._pending))
+        keys = {k for k, _, _ in self._pending}
+        real(self)
+        db = sqlite3.connect(self.path)
+        stored = {k for (k,) in db.execute("SELECT k FROM entries")}
+        db.close()
+        assert keys <= stored  # each flush commits what it held
+
+    monkeypatch.setattr(curate.cache.ValidationCache, "flush", flush)
+    cold = validate_paths([folder], Config(), jobs=2, cache_dir=cache)
+    assert len(most) > 5  # flushed along the way, not once at the end
+    assert max(most) < 10 + 19  # one file's entries at most beyond the limit
+    warm = validate_paths([folder], Config(), jobs=2, cache_dir=cache)
+    assert warm.cache_hits == len(list(folder.iterdir())) and warm.cache_misses == 0
+    assert as_rows(warm.report) == as_rows(cold.report)
+
+
 @pytest.mark.parametrize("seed", SEED_FILES, ids=lambda p: p.name[:3])
 def test_english_precheck_agrees_with_langdetect_on_the_seeds(seed):
     for line in seed.read_text(encoding="utf-8").split("\n")[2:]:
