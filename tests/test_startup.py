@@ -8,13 +8,18 @@ interpreter loads, not a timing, so they do not depend on the machine's load:
 - ``import curate.cli`` and the short commands (``--help``, ``--version``, a command's
   ``--help``) load none of :data:`HEAVY`, not even numpy;
 - a warm ``curate validate`` (every file from the cache) loads no pandas, pandera, pyarrow or
-  langdetect: only the cold run, which runs the checks, needs them.
+  langdetect: only the cold run, which runs the checks, needs them;
+- a cold ``curate validate`` of a clean drop loads no pandas, pandera nor ftfy either: the
+  schema check proves the record contract holds in plain Python (``validation/schema.py``) and
+  the mojibake check imports ftfy only past its cheap gate. A drop that breaks the schema does
+  load pandera, which reports it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -159,10 +164,44 @@ def test_a_warm_validate_loads_no_pandas_pandera_or_langdetect(tmp_path):
     env = {"CURATE_CACHE_DIR": str(tmp_path / "cache")}
     cold, cold_out = curate_command("validate", "sources/", "--format", "json", env=env)
     warm, warm_out = curate_command("validate", "sources/", "--format", "json", env=env)
-    # The cold run checked the files, schema check (pandera) included: the probe sees it.
-    assert {"pandas", "pandera"} <= {m.split(".")[0] for m in cold}
+    # The cold run checked the files, schema check included: the probe sees it.
+    assert "validation.schema" in cold
+    assert "validation.schema" not in warm
     assert json.loads(warm_out) == json.loads(cold_out)
     assert heavy_among(warm, NOT_WHEN_WARM) == []
+
+
+# Not needed to check a clean drop: pandas and pandera (the schema check's reporter, only when a
+# rule fails) and ftfy (the mojibake check's, only for text that may be mojibake).
+NOT_WHEN_CLEAN = ("pandas", "pandera", "ftfy")
+
+
+def test_a_cold_validate_of_a_clean_drop_loads_no_pandas_pandera_or_ftfy(tmp_path):
+    drop = tmp_path / "sources"
+    shutil.copytree(ROOT / "sources", drop)
+    env = {"CURATE_CACHE_DIR": str(tmp_path / "cache")}  # empty, and --no-cache besides
+    imported, out = curate_command("validate", str(drop), "--no-cache", "--format", "json", env=env)
+    report = json.loads(out)
+    assert "validation.checks" in imported and "validation.schema" in imported  # it checked
+    assert not any(f["code"] == "schema" for f in report["findings"])
+    assert heavy_among(imported, NOT_WHEN_CLEAN) == []
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_cold_validate_of_a_drop_that_breaks_the_schema_loads_pandera(tmp_path):
+    """The other side: pandera is imported when a rule fails, and reports the failure."""
+    drop = tmp_path / "sources"
+    shutil.copytree(ROOT / "sources", drop)
+    first = sorted(drop.iterdir())[0]
+    lines = first.read_text(encoding="utf-8").split("\n")
+    lines[0] = "ICML 1066 Papers"  # a year outside the schema's 1950..2100
+    first.write_text("\n".join(lines), encoding="utf-8")
+    imported, out = curate_command("validate", str(drop), "--no-cache", "--format", "json")
+    schema = [f for f in json.loads(out)["findings"] if f["code"] == "schema"]
+    assert [(f["file"].rpartition("/")[2], f["message"]) for f in schema] == [
+        (first.name, "column 'year' fails in_range(1950, 2100): '1066'")
+    ]
+    assert {"pandas", "pandera"} <= {m.split(".")[0] for m in imported}
 
 
 def test_the_probe_sees_a_heavy_import():

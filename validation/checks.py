@@ -119,11 +119,13 @@ def check_html(record: Record, config: Config) -> Iterator[Finding]:
 
 @register("mojibake", "error", "record", "text garbled by a wrong decoding, as ftfy recognises it")
 def check_mojibake(record: Record, config: Config) -> Iterator[Finding]:
-    import ftfy  # here, not at the top: start-up of commands that check nothing (see bench_startup)
-
     text = record.text
     if not residue.may_be_mojibake(text) or not residue.may_look_bad(text):
         return
+    # Here, past the cheap gate: only text that may be mojibake pays for importing ftfy (see
+    # bench_startup; a cold validate of a clean drop imports none).
+    import ftfy
+
     if not ftfy.badness.is_bad(text):
         return
     fixed = ftfy.fix_encoding(text)
