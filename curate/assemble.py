@@ -85,13 +85,45 @@ def _math_kept(file: str, line: int, spans: list[str], config: Config) -> Iterat
         )
 
 
+class TableContractBroken(ValueError):
+    """Rows break the published table's contract. Validation may let such a record through
+    when its finding is only a warning (``schema`` set to ``warning``: a header year of 1066);
+    the table still may not hold it, and the build is refused with where and why."""
+
+
 def check_rows(rows: list[dict[str, Any]]) -> None:
     """The published table's pandera contract, on one file's rows before they are written."""
+    from pandera.errors import SchemaErrors
+
     frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
     for col in ("word_count", "char_count"):
         frame[col] = frame[col].astype("int32")
     frame["year"] = frame["year"].astype("Int32")
-    TABLE_SCHEMA.validate(frame, lazy=True)
+    try:
+        TABLE_SCHEMA.validate(frame, lazy=True)
+    except SchemaErrors as exc:
+        raise TableContractBroken(_broken(exc.failure_cases, rows)) from None
+
+
+def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> str:
+    """One line: what breaks the contract, each with the first row's source."""
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    for case in cases.itertuples(index=False):
+        where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])
+        if case.index is not None and not pd.isna(case.index):
+            first = rows[int(case.index)]["sources"][0]
+            where.append(f"{first['file']}:{first['line']}")
+    what = []
+    for (column, check, value), where in list(seen.items())[:shown]:
+        at = f" ({where[0]}{' and more rows' if len(where) > 1 else ''})" if where else ""
+        what.append(f"{column} {value[:40]!r} fails {check}{at}")
+    more = f"; {len(seen) - shown} more failures" if len(seen) > shown else ""
+    return (
+        "rows break the published table's contract: "
+        + "; ".join(what)
+        + more
+        + " (a finding only warned about still keeps such a row out of the table)"
+    )
 
 
 # One file's part of an assembly task: its path, spool, record lines and surviving records.

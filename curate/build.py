@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from curate import __version__, export, release
-from curate.assemble import assemble, decide_rows
+from curate.assemble import TableContractBroken, assemble, decide_rows
 from curate.card import length_stats, license_url, render_card
 from curate.card import template_path as card_template_path
 from curate.croissant import croissant_metadata, write_croissant
@@ -271,10 +271,13 @@ def _build_locked(
             if previous is None:
                 version = release.decide_version(None, None, version, config.version).version
             parquet = stage / export.PARQUET_PATH
-            table = assemble(
-                files, groups, config, parquet, jobs=jobs, workers=workers, say=say,
-                policy=policy, names=run.names, spool=rows,
-            )  # fmt: skip
+            try:
+                table = assemble(
+                    files, groups, config, parquet, jobs=jobs, workers=workers, say=say,
+                    policy=policy, names=run.names, spool=rows,
+                )  # fmt: skip
+            except TableContractBroken as exc:
+                raise BuildRefused(str(exc), report) from None
             timings.update(table.timings)
             # Reported like the checks' findings: not when `off` or ignored for the file (10's
             # rule control); the card's `math_kept` still counts every span kept as TeX.

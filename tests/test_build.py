@@ -282,6 +282,39 @@ def test_a_build_with_no_record_allowed_writes_an_empty_table(tmp_path, capsys):
     assert manifest["rows"] == 0
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_row_the_table_cannot_hold_refuses_the_build_with_where_and_why(
+    tmp_path, monkeypatch, capsys, jobs
+):
+    """`schema` made a warning lets a header year of 1066 through validation; the published
+    table's contract still refuses it: a refused build naming the row, not a SchemaErrors
+    crash (exit 3), in the main process and from a worker alike."""
+    import curate.assemble
+    import curate.validate
+
+    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.assemble, "PARALLEL_MIN_RECORDS", 0)
+    (tmp_path / "d").mkdir()
+    good = SEED_FILES[1].read_text(encoding="utf-8")
+    (tmp_path / "d" / "a.txt").write_text(good, encoding="utf-8")
+    bad = "ICML 1066 Papers\n" + SEED_FILES[0].read_text(encoding="utf-8").split("\n", 1)[1]
+    (tmp_path / "d" / "b.txt").write_text(bad, encoding="utf-8")
+    config = tmp_path / "curate.toml"
+    config.write_text(
+        '[tool.curate]\nseverity = { schema = "warning", header-mismatch = "warning" }\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "out"
+    args = ["build", str(tmp_path / "d"), "--out", str(out), "--config", str(config),
+            "--no-cache", "--jobs", str(jobs)]  # fmt: skip
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "build refused: rows break the published table's contract" in err
+    assert "year '1066' fails in_range(1950, 2100) (b.txt:3 and more rows)" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
 # --- near-duplicate policy ------------------------------------------------------------------------
 def near_drop(drop) -> Path:
     _line, text = seed_records(SEED2)[1]
