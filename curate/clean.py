@@ -37,7 +37,7 @@ from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_la
 from pylatexenc.macrospec import MacroSpec
 
 from curate import texmath
-from validation import residue
+from validation import normalize, residue
 
 __all__ = ["CleanResult", "clean_text"]
 
@@ -281,6 +281,8 @@ def _collapse_whitespace(text: str) -> str:
     Done with ``str.split`` (the same whitespace as ``\\s``), several times faster than the
     regex on prose, where every single space is a match.
     """
+    if normalize.is_collapsed(text):
+        return text
     parts = text.split()
     if not parts:
         return " " if text else ""
@@ -640,7 +642,8 @@ def _normalise(text: str) -> str:
     """
     # ``str.split`` splits at exactly the characters ``\s`` matches (tests/test_hotpath.py
     # checks every code point): the same as ``re.sub(r"\s+", " ", ...).strip()``, faster.
-    return " ".join(unicodedata.normalize("NFC", text).split())
+    text = unicodedata.normalize("NFC", text)
+    return text if normalize.is_collapsed(text) else " ".join(text.split())
 
 
 # A symbol macro in running text with its scripts, if any (`\Omega_{m0}`, `\sigma_v`); the

@@ -59,7 +59,7 @@ def content_row(record: Record, result: RecordResult, config: Config) -> dict[st
         "venue": header.venue if header else None,
         "year": header.year if header else None,
         "language": result.language,
-        "word_count": len(normalize.words(cleaned.text)),
+        "word_count": normalize.word_total(cleaned.text),
         "char_count": len(cleaned.text),
         "has_math": has_math(record.text),
         "markup": list(cleaned.kinds),

@@ -64,7 +64,7 @@ def check_header_language(source: SourceFile, config: Config) -> Iterator[Findin
 # --- record checks --------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
 def _word_count(text: str) -> int:
-    return len(normalize.words(text))
+    return normalize.word_total(text)
 
 
 def word_count(record: Record) -> int:

@@ -82,9 +82,9 @@ def body_language(text: str, min_words: int) -> tuple[str | None, float | None]:
     fewer than ``min_words`` words gets no answer, ``(None, None)``. Cached by text so that the
     check and the record's row, made in the same visit, detect once.
     """
-    from validation.normalize import plain_text, words
+    from validation.normalize import plain_text, word_total
 
     plain = plain_text(text)
-    if len(words(plain)) < min_words:
+    if word_total(plain) < min_words:
         return None, None
     return language_of(plain)
