@@ -134,11 +134,12 @@ class Corpus:
         check's).
 
         Texts are fetched only for the records the exact comparisons will read. A first search
-        over the signatures alone, in which the estimate decides, names them; the exact search
-        then fetches the few its own decisions add (a cluster that formed differently) one by
-        one. The first search costs as much as the second without its exact comparisons; it
-        spares holding the texts of every bucket member, a quarter of a generated corpus (over
-        300 MB for a million records) of which about one in eight is ever compared.
+        over the signatures alone, in which the estimate decides, names them; a record the
+        exact search needs beyond those (its clusters formed differently) is fetched with the
+        rest of its file's bucket members, so a file is read at most once more. The first
+        search costs as much as the second without its exact comparisons; it spares holding
+        the texts of every bucket member, a quarter of a generated corpus (672 MB for a million
+        records, measured) of which about one in eight is ever compared.
         """
         active = self.first_occurrences() & self.sigs.any(axis=1)
         records, buckets = bucket_members(self.sigs, active)
