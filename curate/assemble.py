@@ -3,15 +3,18 @@
 The rows were made when each file was checked (:mod:`curate.rows`) and wait in a spool, one
 Arrow file per drop. Here the survivors of deduplication and the row policies are taken from
 it and given their flags and provenance. The table is ordered by id, but records arrive in file
-order, so this is done per file (in worker processes), partitioned by the first hex digit of
-the id into 16 buckets on disk, and each bucket is then sorted and appended to the Parquet file
-in turn. Memory is bounded by one bucket, not by the corpus, and the output is the same bytes
-whatever the number of workers.
+order, so this is done a few files at a time (in worker processes), each task's rows grouped
+by the first hex digit of the id (16 buckets; two digits, 256, for a large table) in one file
+on disk, and each bucket is then read from every task's file, sorted and appended to the
+Parquet file in turn. Memory is bounded by one bucket, not by the corpus, and the output is
+the same bytes whatever the number of workers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import tempfile
 import time
 from collections import Counter
@@ -45,6 +48,7 @@ HEX = "0123456789abcdef"
 # a million rows) or a 256th of it.
 FINE_BUCKETS_FROM = 250_000
 DIGEST = "_row_sha256"
+BUCKET_SPANS = b"curate.buckets"  # a task file's metadata: bucket -> [first batch, batches]
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
 TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and files per bucket)
@@ -138,11 +142,12 @@ def bucket_names(total: int) -> list[str]:
 
 
 def rows_of_files(
-    parts: list[FilePart], config: Config, out_dir: str, tag: str, prefix: int = 1
+    parts: list[FilePart], config: Config, out_dir: str, tag: str, buckets: list[str]
 ) -> list[Finding]:
     """Worker: the rows of some files' survivors, taken from their spools (made when the files
     were checked) with their flags and sources added, checked against the table's contract and
-    written into the 16 id buckets; returns the ``math-kept`` findings of those rows.
+    written, grouped by id bucket, into one file in ``out_dir``; returns the ``math-kept``
+    findings of those rows.
 
     Several small files make one task: the contract's check and the bucket writes cost about
     the same for ten rows as for thousands.
@@ -169,19 +174,26 @@ def rows_of_files(
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
         DIGEST, pa.array(digests, pa.string())
     )
-    # Grouped by bucket with one stable sort and cut into runs, rather than filtered once per
-    # bucket: 256 passes over every task's rows cost more than making them (cProfile, 300k).
-    first = pc.utf8_slice_codeunits(table.column("id"), 0, prefix).combine_chunks()
+    # One file per task, its rows grouped by bucket, and the record batches of each bucket
+    # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
+    # filtered once per bucket: 256 passes over every task's rows cost more than making them,
+    # and a file per bucket and task made 32,768 files at 256 buckets (cProfile, 292k rows).
+    first = pc.utf8_slice_codeunits(table.column("id"), 0, len(buckets[0])).combine_chunks()
     order = pc.sort_indices(first)
     table = table.take(order)
     runs = pc.run_end_encode(first.take(order))  # one array: a bucket is one run
+    batches: list[pa.RecordBatch] = []
+    spans: dict[str, list[int]] = {}
     start = 0
     for bucket, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
-        target = Path(out_dir) / bucket / f"{tag}.arrow"
-        target.parent.mkdir(exist_ok=True)
-        with ipc.new_file(target, table.schema) as writer:
-            writer.write_table(table.slice(start, end - start))
+        part = table.slice(start, end - start).to_batches()
+        spans[bucket] = [len(batches), len(part)]
+        batches += part
         start = end
+    schema = table.schema.with_metadata({BUCKET_SPANS: json.dumps(spans)})
+    with ipc.new_file(Path(out_dir) / f"{tag}.arrow", schema) as writer:
+        for batch in batches:
+            writer.write_batch(batch)
     return kept
 
 
@@ -326,8 +338,7 @@ def assemble(
         prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
     ) as tmp:
         buckets = bucket_names(total)
-        prefix = len(buckets[0])
-        work = ((parts, config, tmp, tag, prefix)
+        work = ((parts, config, tmp, tag, buckets)
                 for tag, parts in _tasks(files, plan, policy, names, spool))  # fmt: skip
         if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
             with borrow(workers, jobs) as pool:
@@ -358,20 +369,47 @@ def assemble(
 
 
 def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
-    """Append the buckets in id order; each bucket is memory-mapped and sorted by index, and
-    written a row group's worth of rows at a time, so memory holds about one row group."""
+    """Append the buckets in id order; each bucket is read from every task's file and sorted by
+    index, and written a row group's worth of rows at a time, so memory holds about one bucket
+    and one row group."""
     result = Assembled()
     digest = hashlib.sha256()
+    # Every task file stays open, read (not mapped: pages of a map count as memory while it
+    # is open) a bucket's batches at a time, in the order of the tasks.
+    tasks = []
+    with contextlib.ExitStack() as stack:
+        for path in sorted(tmp.glob("*.arrow")):
+            reader = ipc.open_file(stack.enter_context(pa.OSFile(str(path))))
+            tasks.append((reader, json.loads(reader.schema.metadata[BUCKET_SPANS])))
+        _write_in_order(tasks, parquet, buckets, result, digest)
+    result.fingerprint = digest.hexdigest()
+    return result
+
+
+def _write_in_order(
+    tasks: list[tuple[ipc.RecordBatchFileReader, dict[str, list[int]]]],
+    parquet: Path,
+    buckets: list[str],
+    result: Assembled,
+    digest: Any,
+) -> None:
+    """The Parquet file from the task files' buckets, in order; statistics into ``result``,
+    each row's digest into ``digest``."""
     schema = export.arrow_schema_with_features()
     size = export.ROW_GROUP_SIZE
     pending: list[pa.Table] = []
     pending_rows = 0
     with pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS) as writer:
         for bucket in buckets:
-            parts = sorted((tmp / bucket).glob("*.arrow")) if (tmp / bucket).is_dir() else []
+            parts = [
+                reader.get_batch(i)
+                for reader, spans in tasks
+                if bucket in spans
+                for i in range(spans[bucket][0], spans[bucket][0] + spans[bucket][1])
+            ]
             if not parts:
                 continue
-            table = pa.concat_tables(ipc.open_file(pa.memory_map(str(p))).read_all() for p in parts)
+            table = pa.Table.from_batches(parts).replace_schema_metadata(None)
             order = pc.sort_indices(table, [("id", "ascending")])
             ids = table.column("id").take(order)
             if len(ids) > 1 and pc.any(pc.equal(ids[1:], ids[:-1])).as_py():
@@ -398,7 +436,6 @@ def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
             writer.write_table(pa.concat_tables(pending), row_group_size=size)
         elif result.rows == 0:
             writer.write_table(schema.empty_table())
-    result.fingerprint = digest.hexdigest()
     return result
 
 
