@@ -5,9 +5,11 @@
 For each N a corpus without error-level faults (``generate.py --preset warnings-only``: exact
 and near duplicates, residue, truncation, too-short/long, a BOM and CRLF file) is generated in
 ``bench/out/build-<N>-s<seed>/``, then ``python -m curate.cli build DIR --out DIR/dist`` runs in a
-child process (with ``--no-cache`` when the CLI has it, so nothing is reused). Wall time, user
-and system CPU and the peak RSS come from ``os.wait4`` on that child (``ru_maxrss`` is the largest
-high-water mark of the child or of any descendant it waited for, e.g. a worker; KiB on Linux).
+child process (with ``--no-cache`` when the CLI has it, so nothing is reused; ``--cache`` builds
+with the validation cache on, in a new empty folder, as a first ``curate build`` does). Wall
+time, user and system CPU and the peak RSS come from ``os.wait4`` on that child (``ru_maxrss``
+is the largest high-water mark of the child or of any descendant it waited for, e.g. a worker;
+KiB on Linux).
 Stage times are read off the CLI's progress lines on stderr, time-stamped as they arrive.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,17 +41,24 @@ def cli_has(option: str) -> bool:
     return option in out.stdout
 
 
-def run_build(corpus: Path, dist: Path, timeout: float) -> dict:
+def run_build(corpus: Path, dist: Path, timeout: float, cache: Path | None = None) -> dict:
+    """One build in a child process; with ``cache``, the validation cache on in that folder
+    (emptied first: what the first ``curate build`` of new drops does), else ``--no-cache``."""
     cmd = [sys.executable, "-m", "curate.cli", "build", str(corpus), "--out", str(dist)]
-    if cli_has("--no-cache"):
+    env = dict(os.environ)
+    if cache is not None:
+        shutil.rmtree(cache, ignore_errors=True)  # bench/out is the benchmarks' own folder
+        env["CURATE_CACHE_DIR"] = str(cache)
+    elif cli_has("--no-cache"):
         cmd.append("--no-cache")
     log = corpus.parent / f"{corpus.name}.build.log"
     events: list[tuple[float, str]] = []
     t0 = time.perf_counter()
     with log.open("w", encoding="utf-8") as out:
         child = subprocess.Popen(
-            cmd, cwd=ROOT, stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True
-        )
+            cmd, cwd=ROOT, stdout=out, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            env=env,
+        )  # fmt: skip
 
         def read() -> None:
             assert child.stderr is not None
@@ -98,6 +108,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=1800, help="kill a build after this long (s)")
     p.add_argument(
+        "--cache",
+        action="store_true",
+        help="build with the validation cache on, in a new empty folder (the CLI's default for "
+        "a first build); without it the build runs with --no-cache",
+    )
+    p.add_argument(
         "--in-process",
         action="store_true",
         help="also run build() in this process and print BuildResult.timings if it has them",
@@ -117,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
             f"N = {n:,}: {meta['records']:,} records in {meta['files']} files "
             f"(generated in {gen_s:.1f} s); injected: {json.dumps(meta['ground_truth_counts'])}"
         )
-        r = run_build(corpus / "drops", dist, args.timeout)
+        cache = corpus / "cache" if args.cache else None
+        r = run_build(corpus / "drops", dist, args.timeout, cache)
         print("command: " + " ".join(os.path.relpath(c, ROOT) if "/" in c else c for c in r["cmd"]))
         if r["killed"]:
             print(f"  did not finish within {args.timeout:.0f} s (killed); log: {r['log']}")

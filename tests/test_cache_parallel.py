@@ -146,8 +146,10 @@ def test_the_parent_writes_new_entries_as_they_come_not_all_at_the_end(tmp_path,
 
     monkeypatch.setattr(curate.cache.ValidationCache, "flush", flush)
     cold = validate_paths([folder], Config(), jobs=2, cache_dir=cache)
-    assert len(most) > 5  # flushed along the way, not once at the end
-    assert max(most) < 10 + 19  # one file's entries at most beyond the limit
+    # Flushed along the way, not once at the end (how many times depends on which records
+    # the workers found already cached, which depends on timing).
+    assert len(most) >= 3
+    assert max(most) <= 9 + 20  # below the limit, plus one file's entries (19 records, the file)
     warm = validate_paths([folder], Config(), jobs=2, cache_dir=cache)
     assert warm.cache_hits == len(list(folder.iterdir())) and warm.cache_misses == 0
     assert as_rows(warm.report) == as_rows(cold.report)
