@@ -51,7 +51,7 @@ DIGEST = "_row_sha256"
 BUCKET_SPANS = b"curate.buckets"  # a task file's metadata: bucket -> [first batch, batches]
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
-TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and files per bucket)
+TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and task files)
 Say = Callable[[str], None]
 
 # (record index in its file, its id, its sources, its flags) for each surviving record of a file
@@ -374,32 +374,18 @@ def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
     and one row group."""
     result = Assembled()
     digest = hashlib.sha256()
-    # Every task file stays open, read (not mapped: pages of a map count as memory while it
-    # is open) a bucket's batches at a time, in the order of the tasks.
-    tasks = []
-    with contextlib.ExitStack() as stack:
-        for path in sorted(tmp.glob("*.arrow")):
-            reader = ipc.open_file(stack.enter_context(pa.OSFile(str(path))))
-            tasks.append((reader, json.loads(reader.schema.metadata[BUCKET_SPANS])))
-        _write_in_order(tasks, parquet, buckets, result, digest)
-    result.fingerprint = digest.hexdigest()
-    return result
-
-
-def _write_in_order(
-    tasks: list[tuple[ipc.RecordBatchFileReader, dict[str, list[int]]]],
-    parquet: Path,
-    buckets: list[str],
-    result: Assembled,
-    digest: Any,
-) -> None:
-    """The Parquet file from the task files' buckets, in order; statistics into ``result``,
-    each row's digest into ``digest``."""
     schema = export.arrow_schema_with_features()
     size = export.ROW_GROUP_SIZE
     pending: list[pa.Table] = []
     pending_rows = 0
-    with pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS) as writer:
+    with contextlib.ExitStack() as stack:
+        # Every task file stays open, read (not mapped: pages of a map count as memory while it
+        # is open) a bucket's batches at a time, in the order of the tasks.
+        tasks = []
+        for path in sorted(tmp.glob("*.arrow")):
+            reader = ipc.open_file(stack.enter_context(pa.OSFile(str(path))))
+            tasks.append((reader, json.loads(reader.schema.metadata[BUCKET_SPANS])))
+        writer = stack.enter_context(pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS))
         for bucket in buckets:
             parts = [
                 reader.get_batch(i)
@@ -436,6 +422,7 @@ def _write_in_order(
             writer.write_table(pa.concat_tables(pending), row_group_size=size)
         elif result.rows == 0:
             writer.write_table(schema.empty_table())
+    result.fingerprint = digest.hexdigest()
     return result
 
 

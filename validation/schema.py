@@ -225,6 +225,7 @@ def frame_of(rows: Sequence[Row]) -> pd.DataFrame:
 
 
 def records_frame(source: SourceFile) -> pd.DataFrame:
+    """The record table of ``source`` as pandera sees it."""
     return frame_of(record_rows(source))
 
 
@@ -239,8 +240,6 @@ def _pandera_findings(source: SourceFile, frame: pd.DataFrame, config: Config) -
     import pandas as pd
     import pandera.pandas as pa
 
-    if frame.empty:
-        return
     try:
         pandera_schema().validate(frame, lazy=True)
     except pa.errors.SchemaErrors as exc:
