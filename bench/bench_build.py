@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         )
 
         if args.in_process and r["returncode"] == 0:
-            from curate.build import BuildResult, build
+            from curate.pipeline.build import BuildResult, build
             from validation.config import load_config
 
             if "timings" in {f.name for f in fields(BuildResult)}:

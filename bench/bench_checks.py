@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import ROOT, machine, table
 
-from curate.parse import parse_bytes
+from curate.ingest.formats.text import parse_bytes
 from validation.config import Config
 from validation.records import Record
 from validation.registry import checks

@@ -119,7 +119,7 @@ def words_lost(raw: str, cleaned: str) -> list[str]:
 CLEAN_TIMER = textwrap.dedent(
     """
     import gzip, json, sys, time
-    from curate.clean import clean_text
+    from curate.transform.clean import clean_text
     texts = [" ".join(json.loads(l)["abstract"].split()) for l in gzip.open(sys.argv[1])]
     t0 = time.perf_counter()
     out = [clean_text(t).text for t in texts]
@@ -131,7 +131,7 @@ CLEAN_TIMER = textwrap.dedent(
 ADVERSARIAL_TIMER = textwrap.dedent(
     """
     import json, sys, time
-    from curate.clean import clean_text
+    from curate.transform.clean import clean_text
     from validation import residue
     text = json.loads(sys.argv[1])
     t0 = time.perf_counter()

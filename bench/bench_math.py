@@ -243,7 +243,7 @@ def load_records(corpus: Path) -> list[dict]:
 def worker(src: str, mode: str, corpus: str, out: str) -> None:
     sys.path.insert(0, src)
     if mode == "clean":
-        from curate.clean import clean_text
+        from curate.transform.clean import clean_text
 
         texts = [" ".join(r["abstract"].split()) for r in load_records(Path(corpus))]
         started = time.perf_counter()
@@ -252,7 +252,7 @@ def worker(src: str, mode: str, corpus: str, out: str) -> None:
         Path(out).write_text(json.dumps({"seconds": seconds, "cleaned": cleaned}), "utf-8")
         return
     import validation.checks  # noqa: F401  (fills the registry)
-    from curate.build import build
+    from curate.pipeline.build import build
     from validation.config import Config
     from validation.findings import Severity
     from validation.registry import REGISTRY
@@ -294,9 +294,9 @@ def converters() -> dict[str, object]:
     l2t = LatexNodes2Text(math_mode="text")
     found["pylatexenc latex2text"] = lambda spans: [l2t.latex_to_text(f"${s}$") for s in spans]
     sys.path.insert(0, str(ROOT))
-    from curate.texmath import convert
+    from curate.transform.texmath import convert
 
-    found["curate.texmath"] = lambda spans: [convert(f"${s}$").text for s in spans]
+    found["curate.transform.texmath"] = lambda spans: [convert(f"${s}$").text for s in spans]
     try:
         import pypandoc
 
@@ -393,7 +393,7 @@ def report_spans(records: list[dict], cleaned: list[str], show: int) -> None:
     """Without alignment: each span converted alone by the current tree's converter, judged,
     and found verbatim in the cleaned record (so nothing after the conversion changed it)."""
     sys.path.insert(0, str(ROOT))
-    from curate.texmath import convert
+    from curate.transform.texmath import convert
 
     rows = changed = spans = kept = 0
     examples = []

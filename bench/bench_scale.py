@@ -40,7 +40,7 @@ BASELINE_CODES = ("duplicate", "near-duplicate", "language")
 # --- the child: one cold build ------------------------------------------------------------------
 def child(corpus: Path, out: Path, result_path: Path, jobs: int | None) -> None:
     sys.path.insert(0, str(ROOT))
-    from curate.build import build
+    from curate.pipeline.build import build
     from validation.config import Config
     from validation.findings import Severity
     from validation.registry import REGISTRY
@@ -126,7 +126,7 @@ def accuracy(corpus: Path, findings: list[dict]) -> list[list[str]]:
 # --- the naive baseline ---------------------------------------------------------------------------
 def corpus_records(corpus: Path) -> list[str]:
     sys.path.insert(0, str(ROOT))
-    from curate.parse import collect_paths, parse_file
+    from curate.ingest.formats.text import collect_paths, parse_file
 
     return [r.text for p in collect_paths([corpus]) for r in parse_file(p).records]
 

@@ -9,8 +9,9 @@ The Python API, for notebooks and pipelines; the command line calls the same fun
         print(finding.file, finding.line, finding.code, finding.message)
     result = curate.build_dataset(["sources"], "dist")    # curate.BuildResult
 
-The functions are not called ``validate`` and ``build`` because ``curate.validate`` and
-``curate.build`` are the modules that implement them. Heavy imports wait until a function is
+The functions are not called ``validate`` and ``build`` because ``curate.scan.run`` and
+``curate.pipeline.build`` are the modules that implement them. Heavy imports wait until a function
+is
 called, so ``import curate`` stays cheap: every ``curate`` command imports this package first,
 and ``curate --help`` must not pay for what only ``curate build`` uses (``tests/test_startup.py``).
 Even the light names (``Config``, ``Report``, ``__version__``) are looked up on first use, by
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from curate.build import BuildResult
+    from curate.pipeline.build import BuildResult
     from validation.config import Config, ConfigError, load_config
     from validation.findings import Finding, Report, Severity
 
@@ -55,9 +56,9 @@ def validate_drops(
 
     ``config`` defaults to the nearest ``curate.toml`` / ``pyproject.toml`` with
     ``[tool.curate]``, as on the command line. A missing path raises
-    :class:`curate.parse.UsageError`; a broken file is a finding, never an exception.
+    :class:`curate.ingest.formats.text.UsageError`; a broken file is a finding, never an exception.
     """
-    from curate.validate import validate_paths
+    from curate.scan.run import validate_paths
     from validation.config import load_config
 
     config = load_config() if config is None else config
@@ -74,11 +75,11 @@ def build_dataset(
 ) -> BuildResult:
     """Validate, clean, deduplicate and export the drops at ``paths`` into ``out``.
 
-    Raises :class:`curate.build.BuildRefused` (with its ``report``) when validation finds
-    errors, leaving ``out`` untouched. ``options`` are those of :func:`curate.build.build`
+    Raises :class:`curate.pipeline.build.BuildRefused` (with its ``report``) when validation finds
+    errors, leaving ``out`` untouched. ``options`` are those of :func:`curate.pipeline.build.build`
     (``version``, ``previous``, ``template``, ``jobs``, ``cache_dir``, ``progress``).
     """
-    from curate.build import build
+    from curate.pipeline.build import build
     from validation.config import load_config
 
     config = load_config() if config is None else config
@@ -88,7 +89,7 @@ def build_dataset(
 # Where each lazily imported public name lives (PEP 562: ``curate.Config`` and
 # ``from curate import Config`` both come through ``__getattr__`` the first time).
 _LAZY = {
-    "BuildResult": "curate.build",
+    "BuildResult": "curate.pipeline.build",
     "Config": "validation.config",
     "ConfigError": "validation.config",
     "load_config": "validation.config",

@@ -25,7 +25,7 @@ from curate.errors import UsageError
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from curate.build import BuildResult
+    from curate.pipeline.build import BuildResult
     from validation.config import Config, LoadedConfig
     from validation.findings import Report
 
@@ -83,7 +83,7 @@ def _jobs(args: argparse.Namespace) -> int | None:
     """--jobs, capped at the CPUs this process may use unless --force-jobs."""
     if args.jobs is None:
         return None
-    from curate.parallel import default_jobs  # multiprocessing: only when --jobs is given
+    from curate.engine.local import default_jobs  # multiprocessing: only when --jobs is given
 
     if args.jobs < 1:
         raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
@@ -177,7 +177,7 @@ class Console:
 
     def files(self, paths: Sequence[str]) -> Callable[[str, int], None] | None:
         """A per-file callback for the checks of ``paths``: bar and/or lines, or None."""
-        from curate.parse import collect_paths
+        from curate.ingest.formats.text import collect_paths
 
         if self.quiet or not (self.tty or self.verbose):
             return None
@@ -258,7 +258,7 @@ def _why_failed(report: Report) -> str:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from curate.report import ReportError, write_report
+    from curate.report.html import ReportError, write_report
 
     sources = args.sources or ([DEFAULT_SOURCES] if Path(DEFAULT_SOURCES).is_dir() else [])
     try:
@@ -430,7 +430,7 @@ def _in_project(args: argparse.Namespace, name: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from curate.validate import printable, validate_paths
+    from curate.scan.run import printable, validate_paths
     from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
 
     config = _safe_config(args)
@@ -452,13 +452,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     out.timings(report.timings)
     report = printable(report)
     if args.write_baseline:
-        from curate.baseline import write_baseline
+        from curate.project.baseline import write_baseline
 
         n = write_baseline(args.write_baseline, report)
         print(f"wrote {args.write_baseline}: {n} findings accepted as the baseline")
         return 0
     if args.baseline:
-        from curate.baseline import apply_baseline
+        from curate.project.baseline import apply_baseline
 
         report = apply_baseline(report, args.baseline)
     if args.format == "sarif":
@@ -484,10 +484,10 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
-    from curate import release
-    from curate.build import BuildRefused, build
-    from curate.card import template_path
-    from curate.validate import printable
+    from curate.dataset.card import template_path
+    from curate.pipeline.build import BuildRefused, build
+    from curate.release import diff as release
+    from curate.scan.run import printable
     from validation.render import render_text
 
     config = _safe_config(args)
@@ -557,7 +557,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from curate import release
+    from curate.release import diff as release
 
     say = console(args).say
     old = release.load_release(args.old, say=say)
@@ -569,7 +569,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_publish(args: argparse.Namespace) -> int:
-    from curate.publish import PublishError, publish
+    from curate.release.publish import PublishError, publish
 
     say = console(args).say
     repo_id = args.repo_id or _built_repo_id(args.dir)
@@ -632,7 +632,7 @@ def _add_project_commands(sub: argparse._SubParsersAction) -> None:  # type: ign
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from curate.scaffold import InitRefused, init_project
+    from curate.project.scaffold import InitRefused, init_project
 
     try:
         made = init_project(args.dir, name=args.name)
@@ -699,12 +699,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (
         UsageError,
         *_raised("validation.config", "ConfigError"),
-        *_raised("curate.release", "ReleaseUsageError"),
-        *_raised("curate.hub", "HubSettingsError"),
+        *_raised("curate.release.diff", "ReleaseUsageError"),
+        *_raised("curate.release.hub", "HubSettingsError"),
     ) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 2
-    except (*_raised("curate.release", "ReleaseError"), *_raised("curate.hub", "HubError")) as exc:
+    except (
+        *_raised("curate.release.diff", "ReleaseError"),
+        *_raised("curate.release.hub", "HubError"),
+    ) as exc:
         print(f"curate: error: {exc}", file=sys.stderr)
         return 1
     except _raised("concurrent.futures.process", "BrokenProcessPool"):
@@ -737,7 +740,8 @@ def _raised(module: str, name: str) -> tuple[type[BaseException], ...]:
 
     An ``except`` clause evaluates its classes only when an exception reaches it, and an
     exception of a class whose module was never imported cannot have been raised: so ``main``
-    can name the errors of ``curate.release``, ``curate.hub`` or the process pool without
+    can name the errors of ``curate.release.diff``, ``curate.release.hub`` or the process pool
+    without
     importing them (and numpy, multiprocessing...) on every start-up.
     """
     loaded = sys.modules.get(module)

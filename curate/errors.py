@@ -1,6 +1,7 @@
 """The exception every layer raises for a command-line mistake, in a module that imports nothing.
 
-It lives apart from :mod:`curate.parse` (which re-exports it, its historical home) so that the
+It lives apart from :mod:`curate.ingest.formats.text` (which re-exports it, its historical home) so
+that the
 command line can name it without importing the parser and, through it, the checks and numpy:
 ``curate --help`` must stay cheap (``tests/test_startup.py``).
 """

@@ -300,7 +300,7 @@ def test_accepted_math_passes_strict_three_ways(tmp_path, capsys):
 def test_the_inline_marker_is_not_part_of_the_text(tmp_path):
     drop = _math_drop(tmp_path / "src", marker="# curate: accept latex, truncated\n")
     (tmp_path / "curate.toml").write_text("", encoding="utf-8")
-    from curate.parse import parse_file
+    from curate.ingest.formats.text import parse_file
 
     (record,) = parse_file(drop).records
     assert record.text == (DATA / "math.txt").read_text(encoding="utf-8").strip()
@@ -439,7 +439,7 @@ def test_python_api(tmp_path):
     assert isinstance(result, curate.BuildResult) and result.records_out == 6
     assert pq.read_table(tmp_path / "dist" / PARQUET).num_rows == 6
     strict = curate.Config(venue="ICML")  # NeurIPS is now a header-mismatch error
-    from curate.build import BuildRefused
+    from curate.pipeline.build import BuildRefused
 
     with pytest.raises(BuildRefused) as refused:
         curate.build_dataset(

@@ -12,10 +12,10 @@ import pytest
 from conftest import ROOT, SEED_FILES, SOURCES, seed_records
 from huggingface_hub import DatasetCard
 
-import curate.build
-from curate.build import BuildRefused, build
+import curate.pipeline.build
 from curate.cli import main
-from curate.export import sha256_file
+from curate.pipeline.build import BuildRefused, build
+from curate.release.output import sha256_file
 from validation import residue
 from validation.config import Config
 
@@ -243,7 +243,7 @@ def test_failed_build_leaves_previous_output_untouched(dist, tmp_path, monkeypat
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(curate.build, "write_croissant", broken)
+    monkeypatch.setattr(curate.pipeline.build, "write_croissant", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         run_build([SOURCES], out, version="9.9.9")
     assert all_files(out) == before
@@ -289,11 +289,11 @@ def test_a_row_the_table_cannot_hold_refuses_the_build_with_where_and_why(
     """`schema` made a warning lets a header year of 1066 through validation; the published
     table's contract still refuses it: a refused build naming the row, not a SchemaErrors
     crash (exit 3), in the main process and from a worker alike."""
-    import curate.assemble
-    import curate.validate
+    import curate.dataset.assemble
+    import curate.scan.run
 
-    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(curate.assemble, "PARALLEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.dataset.assemble, "PARALLEL_MIN_RECORDS", 0)
     (tmp_path / "d").mkdir()
     good = SEED_FILES[1].read_text(encoding="utf-8")
     (tmp_path / "d" / "a.txt").write_text(good, encoding="utf-8")
@@ -368,8 +368,8 @@ def test_croissant_file_reads_back_every_row_with_mlcroissant(dist):
 
 
 def test_worker_processes_give_the_identical_build(tmp_path, monkeypatch):
-    import curate.assemble
-    import curate.validate
+    import curate.dataset.assemble
+    import curate.scan.run
 
     src = tmp_path / "src"
     src.mkdir()
@@ -378,8 +378,8 @@ def test_worker_processes_give_the_identical_build(tmp_path, monkeypatch):
             text = seed.read_text(encoding="utf-8")
             # Each copy changes one word per abstract, so the copies are near-duplicates.
             (src / f"{k}_{seed.name}").write_text(text.replace(" the ", f" the{k} ", 1))
-    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(curate.assemble, "PARALLEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.dataset.assemble, "PARALLEL_MIN_RECORDS", 0)
     serial = run_build([src], tmp_path / "serial", jobs=1)
     parallel = run_build([src], tmp_path / "parallel", jobs=2)
     assert all_files(tmp_path / "parallel") == all_files(tmp_path / "serial")

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from conftest import SEED_FILES, SOURCES
 
-import curate.validate
+import curate.scan.run
 from curate.cli import main
-from curate.validate import validate_paths
+from curate.scan.run import validate_paths
 from validation.config import Config
 from validation.language import detect, looks_english
 
@@ -113,7 +113,7 @@ def test_no_cache_writes_no_cache(tmp_path, monkeypatch, capsys):
 
 def test_worker_processes_give_the_identical_report(tmp_path, monkeypatch):
     folder = corpus(tmp_path)
-    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
     serial = validate_paths([folder], Config(), jobs=1)
     parallel = validate_paths([folder], Config(), jobs=2)
     assert as_rows(parallel.report) == as_rows(serial.report)
@@ -126,14 +126,14 @@ def test_the_parent_writes_new_entries_as_they_come_not_all_at_the_end(tmp_path,
     every file from the cache."""
     import sqlite3
 
-    import curate.cache
+    import curate.scan.cache
 
     folder = corpus(tmp_path)
     cache = tmp_path / "cache"
-    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(curate.cache, "FLUSH_ENTRIES", 10)
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.scan.cache, "FLUSH_ENTRIES", 10)
     most = []
-    real = curate.cache.ValidationCache.flush
+    real = curate.scan.cache.ValidationCache.flush
 
     def flush(self):  # type: ignore[no-untyped-def]
         most.append(len(self._pending))
@@ -144,7 +144,7 @@ def test_the_parent_writes_new_entries_as_they_come_not_all_at_the_end(tmp_path,
         db.close()
         assert keys <= stored  # each flush commits what it held
 
-    monkeypatch.setattr(curate.cache.ValidationCache, "flush", flush)
+    monkeypatch.setattr(curate.scan.cache.ValidationCache, "flush", flush)
     cold = validate_paths([folder], Config(), jobs=2, cache_dir=cache)
     # Flushed along the way, not once at the end (how many times depends on which records
     # the workers found already cached, which depends on timing).

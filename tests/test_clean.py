@@ -1,4 +1,4 @@
-"""Tests for curate.clean: hand-written examples and invariants on every seed record."""
+"""Tests for curate.transform.clean: hand-written examples and invariants on every seed record."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from curate.clean import CleanResult, clean_text
+from curate.transform.clean import CleanResult, clean_text
 from validation import residue
 
 SOURCES = Path(__file__).resolve().parent.parent / "sources"

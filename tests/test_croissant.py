@@ -1,4 +1,5 @@
-"""`curate.croissant`: the metadata loads in mlcroissant and reads back every value we wrote.
+"""`curate.dataset.croissant`: the metadata loads in mlcroissant and reads back every value we
+wrote.
 
 A real zstd parquet with the published schema is written beside a ``croissant.json``; the
 reference implementation (mlcroissant, a dev dependency) must load it with no errors and no
@@ -26,7 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from curate.croissant import (
+from curate.dataset.croissant import (
     CROISSANT_VERSION,
     RECORD_SET_ID,
     croissant_metadata,
@@ -34,7 +35,7 @@ from curate.croissant import (
     record_set_fields,
     write_croissant,
 )
-from curate.table import ARROW_SCHEMA, DESCRIPTIONS
+from curate.dataset.table import ARROW_SCHEMA, DESCRIPTIONS
 
 mlc = pytest.importorskip("mlcroissant")
 

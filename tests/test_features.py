@@ -1,8 +1,10 @@
 """The Hugging Face features of the table, written without `datasets`, are exactly what the real
 `datasets` computes: in the Parquet file's metadata and in the card's `dataset_info`.
 
-curate does not import `datasets` at run time (seconds at start-up); `curate.table.hf_features`
-and `curate.card.features_yaml` produce its output from the Arrow schema. These tests make the
+curate does not import `datasets` at run time (seconds at start-up);
+`curate.dataset.table.hf_features`
+and `curate.dataset.card.features_yaml` produce its output from the Arrow schema. These tests make
+the
 real library the oracle, so an upgrade of `datasets` that changes its output, or a column of a
 new type, fails here rather than silently publishing metadata `datasets` would not write.
 """
@@ -18,9 +20,9 @@ import pyarrow as pa
 import pytest
 from conftest import ROOT, SOURCES
 
-from curate.card import dataset_info_yaml, features_yaml
-from curate.export import arrow_schema_with_features
-from curate.table import ARROW_SCHEMA, HF_DTYPES, hf_features
+from curate.dataset.card import dataset_info_yaml, features_yaml
+from curate.dataset.table import ARROW_SCHEMA, HF_DTYPES, hf_features
+from curate.release.output import arrow_schema_with_features
 
 # Every type hf_features knows, alone, in lists, large lists, structs and their nestings.
 EVERY_TYPE = pa.schema(

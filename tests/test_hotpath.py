@@ -17,7 +17,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from curate.clean import _collapse_whitespace, clean_text
+from curate.transform.clean import _collapse_whitespace, clean_text
 from validation import normalize, residue
 from validation.language import looks_english
 
@@ -161,7 +161,7 @@ def test_collapsed_fast_paths_are_split_and_join(text: str) -> None:
     fast path built on it gives what the split-and-join form it skips gives."""
     import unicodedata
 
-    from curate.clean import _normalise
+    from curate.transform.clean import _normalise
 
     if normalize.is_collapsed(text):
         assert " ".join(text.split()) == text

@@ -19,8 +19,8 @@ import pytest
 from conftest import ROOT, SEED_FILES
 from hubserver import BrokenHub
 
-from curate.build import build
 from curate.cli import main
+from curate.pipeline.build import build
 from validation.config import Config
 
 REPO = "org/name"

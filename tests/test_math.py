@@ -18,9 +18,9 @@ import pytest
 from conftest import ROOT
 from pylatexenc.latexwalker import LatexMathNode, LatexWalker
 
-from curate.build import build
-from curate.clean import clean_text
-from curate.texmath import convert
+from curate.pipeline.build import build
+from curate.transform.clean import clean_text
+from curate.transform.texmath import convert
 from validation import residue
 from validation.config import Config, ConfigError, from_mapping
 

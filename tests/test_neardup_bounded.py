@@ -18,8 +18,8 @@ import pytest
 from conftest import ROOT, SEED_FILES, seed_records
 
 import validation.corpus
-from curate.build import build
-from curate.validate import validate_paths
+from curate.pipeline.build import build
+from curate.scan.run import validate_paths
 from validation import sketch
 from validation.config import Config
 

@@ -16,13 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, SEED_FILES, seed_records
 
-import curate.parse
-import curate.rows
+import curate.ingest.formats.text
+import curate.transform.rows
 import validation.language
 import validation.runner
-from curate.build import BuildRefused, build
-from curate.rows import MADE, read_spool, spool_path
-from curate.validate import validate_paths
+from curate.pipeline.build import BuildRefused, build
+from curate.scan.run import validate_paths
+from curate.transform.rows import MADE, read_spool, spool_path
 from validation.config import Config
 
 TEMPLATE = ROOT / "dataset_card.md"
@@ -69,8 +69,8 @@ class Counting:
 def counted(monkeypatch):
     """Counters on every stage a record passes, patched where each stage is defined."""
     stages = {
-        "parse": Counting(curate.parse.parse_bytes),
-        "clean": Counting(curate.rows.clean_text),
+        "parse": Counting(curate.ingest.formats.text.parse_bytes),
+        "clean": Counting(curate.transform.rows.clean_text),
         "language": Counting(validation.language.language_of),
         "sketch": Counting(lambda text: text),
     }
@@ -87,8 +87,8 @@ def counted(monkeypatch):
         parse.calls[where] += 1
         return parse.func(data, where, *args, **kwargs)
 
-    monkeypatch.setattr(curate.parse, "parse_bytes", parse_bytes)
-    monkeypatch.setattr(curate.rows, "clean_text", stages["clean"])
+    monkeypatch.setattr(curate.ingest.formats.text, "parse_bytes", parse_bytes)
+    monkeypatch.setattr(curate.transform.rows, "clean_text", stages["clean"])
     monkeypatch.setattr(validation.language, "language_of", stages["language"])
     monkeypatch.setattr(validation.runner, "sketch_many", counted_sketch_many)
     validation.language.body_language.cache_clear()
@@ -137,8 +137,8 @@ def test_curate_validate_does_not_import_the_cleaner(drops):
         "import sys\n"
         "from curate.cli import main\n"
         f"code = main(['validate', {str(drops)!r}, '--no-cache', '-q'])\n"
-        "print(sorted(m for m in ('curate.clean', 'curate.texmath', 'curate.rows', "
-        "'pylatexenc') if m in sys.modules))\n"
+        "print(sorted(m for m in ('curate.transform.clean', 'curate.transform.texmath', "
+        "'curate.transform.rows', 'pylatexenc') if m in sys.modules))\n"
         "sys.exit(code)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
@@ -183,11 +183,11 @@ def test_a_warm_cache_gives_the_row_its_language_without_detecting(drops, tmp_pa
 def test_the_table_does_not_depend_on_how_files_are_grouped_into_tasks(
     drops, tmp_path, monkeypatch
 ):
-    import curate.assemble
+    import curate.dataset.assemble
 
     parquet = Path("data") / "train-00000-of-00001.parquet"
     build([drops], tmp_path / "one", Config(), jobs=1, template=TEMPLATE)
-    monkeypatch.setattr(curate.assemble, "TASK_ROWS", 1)  # a task per file
+    monkeypatch.setattr(curate.dataset.assemble, "TASK_ROWS", 1)  # a task per file
     build([drops], tmp_path / "many", Config(), jobs=1, template=TEMPLATE)
     assert (tmp_path / "one" / parquet).read_bytes() == (tmp_path / "many" / parquet).read_bytes()
 
@@ -195,12 +195,12 @@ def test_the_table_does_not_depend_on_how_files_are_grouped_into_tasks(
 def test_the_table_does_not_depend_on_the_number_of_buckets(drops, tmp_path, monkeypatch):
     """A large table is bucketed by two hex digits of the id instead of one (256 buckets, so
     the main process holds less at a time); the Parquet file must not see the difference."""
-    import curate.assemble
+    import curate.dataset.assemble
 
     parquet = Path("data") / "train-00000-of-00001.parquet"
     build([drops], tmp_path / "coarse", Config(), jobs=1, template=TEMPLATE)
-    monkeypatch.setattr(curate.assemble, "FINE_BUCKETS_FROM", 0)
-    assert len(curate.assemble.bucket_names(1)) == 256
+    monkeypatch.setattr(curate.dataset.assemble, "FINE_BUCKETS_FROM", 0)
+    assert len(curate.dataset.assemble.bucket_names(1)) == 256
     build([drops], tmp_path / "fine", Config(), jobs=1, template=TEMPLATE)
     coarse = (tmp_path / "coarse" / parquet).read_bytes()
     assert coarse == (tmp_path / "fine" / parquet).read_bytes()

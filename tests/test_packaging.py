@@ -46,10 +46,10 @@ def wheel(tmp_path_factory) -> Path:
 def test_the_wheel_holds_the_template_licence_and_type_marker(wheel):
     names = set(zipfile.ZipFile(wheel).namelist())
     for name in [
-        "curate/templates/dataset_card.md",
-        "curate/templates/pyproject.toml",
-        "curate/templates/workflows/validate.yml",
-        "curate/templates/workflows/release.yml",
+        "curate/project/templates/dataset_card.md",
+        "curate/project/templates/pyproject.toml",
+        "curate/project/templates/workflows/validate.yml",
+        "curate/project/templates/workflows/release.yml",
         "curate/py.typed",
         "validation/py.typed",
     ]:

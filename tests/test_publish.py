@@ -18,8 +18,8 @@ from conftest import ROOT, SEED_FILES
 from hubserver import FakeHub
 from huggingface_hub import CommitOperationAdd, HfApi
 
-from curate.build import build
 from curate.cli import main
+from curate.pipeline.build import build
 from validation.config import Config
 
 fake_hub = hubserver.fake_hub
@@ -331,7 +331,7 @@ def test_folders_that_may_not_be_published(fake_hub: FakeHub, builds, tmp_path, 
     err = capsys.readouterr().err
     assert "does not match its sha256" in err  # editing the report breaks the manifest first
     manifest = json.loads((errors / "manifest.json").read_text())
-    from curate.export import sha256_file
+    from curate.release.output import sha256_file
 
     manifest["files"]["validation-report.json"]["sha256"] = sha256_file(
         errors / "validation-report.json"

@@ -20,9 +20,9 @@ import pytest
 from conftest import ROOT, SEED_FILES
 from hubserver import FakeHub
 
-from curate.build import build
 from curate.cli import main
-from curate.publish import publish
+from curate.pipeline.build import build
+from curate.release.publish import publish
 from validation.config import Config
 
 fake_hub = hubserver.fake_hub

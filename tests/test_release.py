@@ -13,10 +13,10 @@ import pytest
 from conftest import ROOT, SEED_FILES, seed_records
 from test_build import all_files
 
-from curate import release
-from curate.build import build
 from curate.cli import main
-from curate.export import sha256_file
+from curate.pipeline.build import build
+from curate.release import diff as release
+from curate.release.output import sha256_file
 from validation.config import Config
 
 PARQUET = "data/train-00000-of-00001.parquet"

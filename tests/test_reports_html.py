@@ -20,7 +20,7 @@ from browser import colour_pixels, open_page
 from conftest import SOURCES
 
 from curate.cli import main
-from curate.report import _bar_chart, _length_chart
+from curate.report.html import _bar_chart, _length_chart
 
 # The chart colours, written here and not imported: a chart "draws" when the screenshot holds a
 # solid area of its colour (bars and histogram columns are filled with exactly that colour).
@@ -141,7 +141,7 @@ def test_a_console_message_is_caught(tmp_path):
     """The check above is live: a page that fetches from the network is reported."""
     bad = tmp_path / "bad.html"
     bad.write_text(
-        (Path(__file__).parent.parent / "curate" / "report.html.j2")
+        (Path(__file__).parent.parent / "curate" / "report" / "report.html.j2")
         .read_text(encoding="utf-8")
         .split("</head>")[0]
         + '</head><body><img src="https://example.com/x.png"></body></html>',

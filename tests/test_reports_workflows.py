@@ -19,7 +19,7 @@ from conftest import ROOT
 from curate.cli import build_parser
 
 # Every folder holding GitHub workflows (or dependabot config) that this project ships.
-AUDITED = [ROOT / ".github", ROOT / "curate" / "templates" / "workflows"]
+AUDITED = [ROOT / ".github", ROOT / "curate" / "project" / "templates" / "workflows"]
 ZIZMOR = Path(sys.executable).parent / "zizmor"
 
 

@@ -20,12 +20,12 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, SEED_FILES, SOURCES
 
-import curate.build
-import curate.validate
-from curate import export
+import curate.pipeline.build
+import curate.scan.run
 from curate.cli import main
-from curate.parse import discover, parse_file
-from curate.validate import validate_paths
+from curate.ingest.formats.text import discover, parse_file
+from curate.release import output as export
+from curate.scan.run import validate_paths
 from validation.config import Config
 
 PARQUET = "data/train-00000-of-00001.parquet"
@@ -133,7 +133,7 @@ def test_out_that_is_a_file_or_under_one_is_refused_before_validation(
     def never(*a, **k):
         raise AssertionError("validation must not start")
 
-    monkeypatch.setattr(curate.build, "validate_paths", never)
+    monkeypatch.setattr(curate.pipeline.build, "validate_paths", never)
     assert build_cli(str(src), "--out", str(tmp_path / "file")) == 2
     assert build_cli(str(src), "--out", str(tmp_path / "file" / "dist")) == 2
     assert build_cli(str(src), "--out", str(tmp_path / "ok"), "--version", "1.x") == 2
@@ -172,7 +172,7 @@ def test_a_second_build_into_a_locked_folder_is_refused(tmp_path, capsys):
 
 KILL_BETWEEN_RENAMES = """
 import os, signal, sys
-import curate.export as export
+import curate.release.output as export
 real = os.rename
 def rename(a, b):
     real(a, b)
@@ -222,7 +222,7 @@ def test_ctrl_c_during_the_build_leaves_nothing_behind(built, tmp_path, monkeypa
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(curate.build, "write_croissant", interrupted)
+    monkeypatch.setattr(curate.pipeline.build, "write_croissant", interrupted)
     assert build_cli(str(SOURCES), "--out", str(out), "--version", "3.0.0") == 130
     assert "interrupted" in capsys.readouterr().err
     assert snapshot(tmp_path) == before
@@ -341,8 +341,8 @@ def test_record_longer_than_max_record_chars_is_an_error_and_not_a_row(tmp_path)
     assert [r.line for r in parsed.records] == [3]
     found = [f for f in validate_paths([root], config).report if f.code == "record-too-large"]
     assert [(f.line, f.severity) for f in found] == [(5, "error")]
-    with pytest.raises(curate.build.BuildRefused):
-        curate.build.build([root], tmp_path / "dist", config, template=TEMPLATE)
+    with pytest.raises(curate.pipeline.build.BuildRefused):
+        curate.pipeline.build.build([root], tmp_path / "dist", config, template=TEMPLATE)
     assert not (tmp_path / "dist").exists()
 
 
@@ -417,7 +417,7 @@ def test_a_read_only_cache_is_used_read_only(tmp_path, monkeypatch):
     # The tests run as root, whom permission bits do not stop: make the cache look read-only.
     real_access = os.access
     monkeypatch.setattr(
-        "curate.cache.os.access",
+        "curate.scan.cache.os.access",
         lambda p, mode: False if mode == os.W_OK else real_access(p, mode),
     )
     (root / "new.txt").write_text(drop_text(SEED_ABSTRACT.replace("We ", "Here we ", 1)))
@@ -430,7 +430,7 @@ def test_a_read_only_cache_is_used_read_only(tmp_path, monkeypatch):
 # --- 5. workers ----------------------------------------------------------------------------------
 ORPHAN = """
 import os, signal, sys, time
-from curate.parallel import Workers
+from curate.engine.local import Workers
 workers = Workers(2)
 pool = workers.pool()
 pids = [pool.submit(os.getpid).result() for _ in range(4)]
@@ -469,8 +469,8 @@ def die(*args, **kwargs):
 
 def test_a_killed_worker_is_one_line_and_exit_3(tmp_path, monkeypatch, capsys):
     root = seeds(tmp_path / "drops")
-    monkeypatch.setattr(curate.validate, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(curate.validate, "_check_one", die)
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.scan.run, "_check_one", die)
     assert main(["validate", str(root), "--jobs", "2", "--force-jobs", "--no-cache"]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "worker process died" in err and "Traceback" not in err
@@ -479,14 +479,14 @@ def test_a_killed_worker_is_one_line_and_exit_3(tmp_path, monkeypatch, capsys):
 def test_jobs_are_capped_at_the_cpus_unless_forced(tmp_path, monkeypatch, capsys):
     root = seeds(tmp_path / "drops")
     seen = []
-    real = curate.validate.validate_paths
+    real = curate.scan.run.validate_paths
 
     def spy(paths, config, **kw):
         seen.append(kw["jobs"])
         return real(paths, config, **{**kw, "jobs": 1})
 
-    monkeypatch.setattr(curate.validate, "validate_paths", spy)
-    monkeypatch.setattr("curate.parallel.default_jobs", lambda: 2)
+    monkeypatch.setattr(curate.scan.run, "validate_paths", spy)
+    monkeypatch.setattr("curate.engine.local.default_jobs", lambda: 2)
     assert main(["validate", str(root), "--jobs", "32"]) == 0
     assert main(["validate", str(root), "--jobs", "32", "--force-jobs"]) == 0
     assert seen == [2, 32]
@@ -502,7 +502,7 @@ def test_validate_output_that_is_a_folder_or_under_a_file_is_refused_before_work
     def never(*a, **k):
         raise AssertionError("validation must not start")
 
-    monkeypatch.setattr(curate.validate, "validate_paths", never)
+    monkeypatch.setattr(curate.scan.run, "validate_paths", never)
     assert main(["validate", str(root), "--output", str(tmp_path)]) == 2
     assert main(["validate", str(root), "--output", str(tmp_path / "file" / "r.json")]) == 2
     err = capsys.readouterr().err
@@ -524,7 +524,7 @@ def test_exclude_on_the_command_line_adds_to_the_config(tmp_path, capsys):
 
 SLOW_PARALLEL_BUILD = """
 import sys, time
-import curate.assemble as assemble, curate.validate as validate
+import curate.dataset.assemble as assemble, curate.scan.run as validate
 assemble.PARALLEL_MIN_RECORDS = 0
 assemble.TASK_ROWS = 1  # a task per file
 validate.PARALLEL_MIN_BYTES = 0

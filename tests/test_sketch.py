@@ -20,7 +20,7 @@ import pytest
 from conftest import ROOT
 
 import validation.corpus
-from curate.parse import collect_paths, parse_file
+from curate.ingest.formats.text import collect_paths, parse_file
 from validation import normalize, sketch
 from validation.corpus import Corpus, FileResult
 

@@ -67,7 +67,7 @@ NOT_WHEN_WARM = (
     "importlib.metadata",
     "multiprocessing",
     "concurrent.futures",
-    "curate.clean",
+    "curate.transform.clean",
 )
 
 

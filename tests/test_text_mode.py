@@ -16,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT
 
-from curate.build import build
-from curate.clean import clean_text
+from curate.pipeline.build import build
+from curate.transform.clean import clean_text
 from validation import residue
 from validation.config import Config
 

@@ -1,6 +1,7 @@
 """The parsed form of a source drop, as the checks see it.
 
-Parsing (in ``curate.parse``) produces these; checks only read them. A record keeps its text
+Parsing (in ``curate.ingest.formats.text``) produces these; checks only read them. A record keeps
+its text
 exactly as found (hard-wrapped lines joined with single spaces) and enough position data to
 point a finding at the physical line where a fault sits, not just where the record starts.
 """

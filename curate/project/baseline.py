@@ -12,8 +12,8 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from curate.ingest.formats.text import UsageError
 from curate.io import atomic_write_text
-from curate.parse import UsageError
 from validation.findings import Finding, Report
 
 FORMAT = "curate-baseline/1"

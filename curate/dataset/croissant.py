@@ -2,7 +2,7 @@
 
 Croissant is what search engines, the Hugging Face Hub and ``mlcroissant`` read to learn what
 a dataset holds and how to load it. Everything about the columns is derived from
-:mod:`curate.table` (Arrow types and descriptions), so a new column appears here without
+:mod:`curate.dataset.table` (Arrow types and descriptions), so a new column appears here without
 editing this module, and the Croissant file can never disagree with the parquet or the card.
 
 The output targets Croissant 1.1 as understood by ``mlcroissant`` 1.1.1:
@@ -35,7 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from curate.table import ARROW_SCHEMA, DESCRIPTIONS
+from curate.dataset.table import ARROW_SCHEMA, DESCRIPTIONS
 
 CROISSANT_VERSION = "http://mlcommons.org/croissant/1.1"
 """``conformsTo`` value; ``mlcroissant`` 1.1.1's latest supported version."""

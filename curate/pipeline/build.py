@@ -17,18 +17,20 @@ from typing import Any
 
 import numpy as np
 
-from curate import __version__, export, release
-from curate.assemble import TableContractBroken, assemble, decide_rows
-from curate.card import length_stats, license_url, render_card
-from curate.card import template_path as card_template_path
-from curate.croissant import croissant_metadata, write_croissant
-from curate.dedupe import plan
-from curate.parallel import Workers, default_jobs
-from curate.parse import display
-from curate.report import REPORT_HTML, RecordTexts, render_report
-from curate.rows import raw_texts
-from curate.table import ARROW_SCHEMA
-from curate.validate import validate_paths
+from curate import __version__
+from curate.dataset.assemble import TableContractBroken, assemble, decide_rows
+from curate.dataset.card import length_stats, license_url, render_card
+from curate.dataset.card import template_path as card_template_path
+from curate.dataset.croissant import croissant_metadata, write_croissant
+from curate.dataset.table import ARROW_SCHEMA
+from curate.dedupe.plan import plan
+from curate.engine.local import Workers, default_jobs
+from curate.ingest.formats.text import display
+from curate.release import diff as release
+from curate.release import output as export
+from curate.report.html import REPORT_HTML, RecordTexts, render_report
+from curate.scan.run import validate_paths
+from curate.transform.rows import raw_texts
 from validation import residue
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
@@ -170,13 +172,14 @@ def build(
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
-    With ``previous`` (a :class:`~curate.release.Release`, a build folder or ``hub:ORG/NAME``)
+    With ``previous`` (a :class:`~curate.release.diff.Release`, a build folder or ``hub:ORG/NAME``)
     the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
     ``version`` then overrides the bump but may not go backwards. Without it the version is
     ``version`` or the configured one. ``on_file(path, records)`` is called as each file is
     checked (the CLI's progress bar).
 
-    ``out`` must be new, empty or a previous build (see :func:`curate.export.output_target`);
+    ``out`` must be new, empty or a previous build (see
+    :func:`curate.release.output.output_target`);
     ``force`` moves anything else there aside, kept, instead of refusing.
     """
     say = progress or (lambda _msg: None)
@@ -226,7 +229,8 @@ def _build_locked(
     try:
         with export.staged_folder(target, force=force, say=say, on_abort=workers.close) as stage:
             # Validation makes every record's row in the same visit as its checks, into the
-            # spool `rows`; assembly takes the survivors' rows from there (curate.rows). The
+            # spool `rows`; assembly takes the survivors' rows from there (curate.transform.rows).
+            # The
             # spool is inside the stage: a failed build removes it with the stage.
             rows = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()

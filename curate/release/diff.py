@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curate import hub
+from curate.release import hub
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -146,7 +146,7 @@ class Release:
 
     @property
     def fingerprint(self) -> str:
-        from curate.export import canonical_fingerprint
+        from curate.release.output import canonical_fingerprint
 
         if self.manifest and self.manifest.get("fingerprint"):
             return str(self.manifest["fingerprint"])
@@ -195,7 +195,7 @@ def read_parquet_files(paths: list[Path], label: str) -> tuple[dict, list[dict[s
 
 def read_folder(folder: Path, label: str | None = None) -> Release:
     """A build folder: ``manifest.json`` (checked against the files) and its Parquet files."""
-    from curate.export import sha256_file
+    from curate.release.output import sha256_file
 
     label = label or str(folder)
     manifest = None

@@ -33,8 +33,8 @@ from typing import Any
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
-from curate import hub
-from curate.release import (
+from curate.release import hub
+from curate.release.diff import (
     MANIFEST,
     SEMVER,
     ReleaseUsageError,
@@ -42,7 +42,7 @@ from curate.release import (
     manifest_key_problem,
     parse_version,
 )
-from curate.report import REPORT_HTML
+from curate.report.html import REPORT_HTML
 
 REPORT = "validation-report.json"
 CROISSANT = "croissant.json"
@@ -150,7 +150,7 @@ def _check_parquet(files: dict[str, LocalFile], manifest: dict[str, Any]) -> lis
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from curate.export import row_digest
+    from curate.release.output import row_digest
 
     parquet = sorted(rel for rel in files if rel.endswith(".parquet"))
     if not parquet:
@@ -394,8 +394,9 @@ def publish(
 ) -> PublishResult:
     """Publish the build ``folder`` to the dataset repository ``repo_id`` as tag ``v{version}``.
 
-    Raises :class:`PublishError` for a refusal, :class:`curate.hub.HubAuthError` for
-    credentials the Hub does not accept, :class:`curate.hub.HubError` when the Hub keeps failing.
+    Raises :class:`PublishError` for a refusal, :class:`curate.release.hub.HubAuthError` for
+    credentials the Hub does not accept, :class:`curate.release.hub.HubError` when the Hub keeps
+    failing.
     """
     say = say or (lambda _msg: None)
     if not hub.REPO_ID.match(repo_id):
@@ -422,7 +423,7 @@ def _publish(
     say: hub.Say,
     sleep: hub.Sleep | None,
 ) -> PublishResult:
-    """The Hub side of :func:`publish`, run inside :func:`curate.hub.connection`."""
+    """The Hub side of :func:`publish`, run inside :func:`curate.release.hub.connection`."""
     token = token or get_token()
     if not token and not dry_run:
         raise hub.HubAuthError(f"not logged in to the Hugging Face Hub; {hub.LOGIN_HINT}")

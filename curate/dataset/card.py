@@ -13,12 +13,12 @@ from typing import Any
 import pyarrow as pa
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from curate.table import COLUMNS, hf_features
+from curate.dataset.table import COLUMNS, hf_features
 from validation.config import Config
 
 DATA_GLOB = "data/train-*"
 DEFAULT_TEMPLATE = "dataset_card.md"
-PACKAGED_TEMPLATE = Path(__file__).with_name("templates") / "dataset_card.md"
+PACKAGED_TEMPLATE = Path(__file__).parents[1] / "project" / "templates" / "dataset_card.md"
 
 
 def template_path(
@@ -74,7 +74,8 @@ def size_category(n: int) -> str:
 
 
 def features_yaml(features: dict[str, Any]) -> list[dict[str, Any]]:
-    """Features in their JSON form (:func:`curate.table.hf_features`) as the card's YAML lists
+    """Features in their JSON form (:func:`curate.dataset.table.hf_features`) as the card's YAML
+    lists
     them: ``datasets``' ``Features._to_yaml_list`` (a list of a plain type is ``list: string``,
     a list of structs ``list:`` and the fields), without importing ``datasets``."""
 

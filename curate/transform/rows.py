@@ -5,7 +5,7 @@ the record and makes what its row can have before the corpus-wide steps decide w
 survive: everything but ``flags`` and ``sources``. What the checks computed (the id, the
 language) is what the row uses. The rows of a file are spooled to one Arrow file, record by
 record in file order, so that the main process holds none of them; after deduplication and the
-row policies, :mod:`curate.assemble` takes the survivors' rows from the spool and adds their
+row policies, :mod:`curate.dataset.assemble` takes the survivors' rows from the spool and adds their
 provenance.
 
 A record whose own findings stop the build (an error) or drop its row (a ``drop`` row policy)
@@ -22,8 +22,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from curate.clean import clean_text
-from curate.table import ARROW_SCHEMA
+from curate.dataset.table import ARROW_SCHEMA
+from curate.transform.clean import clean_text
 from validation import normalize, residue
 from validation.config import Config
 from validation.findings import Severity
@@ -72,7 +72,8 @@ def gets_row(path: str, result: RecordResult, config: Config) -> bool:
     """False when the record's own findings refuse the build or drop its row.
 
     The same rules as the report (a finding ``off`` or ignored for the file does not count)
-    and as :func:`curate.assemble.decide_rows`; a record judged wrongly here is caught there,
+    and as :func:`curate.dataset.assemble.decide_rows`; a record judged wrongly here is caught
+    there,
     as a row missing from the spool.
     """
     for f in result.findings:

@@ -1,6 +1,7 @@
 """Turning validated drops into the published table, a file at a time.
 
-The rows were made when each file was checked (:mod:`curate.rows`) and wait in a spool, one
+The rows were made when each file was checked (:mod:`curate.transform.rows`) and wait in a spool,
+one
 Arrow file per drop. Here the survivors of deduplication and the row policies are taken from
 it and given their flags and provenance. The table is ordered by id, but records arrive in file
 order, so this is done a few files at a time (in worker processes), each task's rows grouped
@@ -32,11 +33,11 @@ import pyarrow.ipc as ipc
 import pyarrow.parquet as pq
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
-from curate import export
-from curate.dedupe import MATCH_NEAR, MATCHES, Plan
-from curate.parallel import Workers, borrow
-from curate.rows import MADE, MATH_KEPT, read_spool, spool_path
-from curate.table import ARROW_SCHEMA, TABLE_SCHEMA
+from curate.dataset.table import ARROW_SCHEMA, TABLE_SCHEMA
+from curate.dedupe.plan import MATCH_NEAR, MATCHES, Plan
+from curate.engine.local import Workers, borrow
+from curate.release import output as export
+from curate.transform.rows import MADE, MATH_KEPT, read_spool, spool_path
 from validation.config import Config
 from validation.corpus import FileResult, record_offsets
 from validation.findings import Finding, Report
@@ -329,7 +330,7 @@ def assemble(
 ) -> Assembled:
     """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id, without the
     rows ``policy`` drops and with the flags it gives; their rows are taken from ``spool``,
-    where validation made them (:func:`curate.validate.validate_paths` with ``rows``)."""
+    where validation made them (:func:`curate.scan.run.validate_paths` with ``rows``)."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     parquet.parent.mkdir(parents=True, exist_ok=True)

@@ -51,7 +51,10 @@ def _fingerprint(settings: str) -> str:
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(__version__.encode())
     package = Path(validation.__file__).parent
-    for path in [*sorted(package.glob("*.py")), Path(__file__).with_name("parse.py")]:
+    for path in [
+        *sorted(package.glob("*.py")),
+        Path(__file__).parents[1] / "ingest" / "formats" / "text.py",
+    ]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())

@@ -15,8 +15,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from curate.parse import UsageError
-from curate.table import ARROW_SCHEMA, hf_features
+from curate.dataset.table import ARROW_SCHEMA, hf_features
+from curate.ingest.formats.text import UsageError
 
 PARQUET_PATH = "data/train-00000-of-00001.parquet"
 # zstd level 3: on the real dev corpus 10 % larger than level 9, and 3.7 times faster to write

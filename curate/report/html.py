@@ -292,7 +292,9 @@ def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> di
     """The drops of this build found in ``folders``, by name; only files whose SHA-256 is the
     one the manifest recorded, so a changed drop never lends its text to the page."""
 
-    def sha256_file(path: Path) -> str:  # not curate.export's: that loads pandas (curate.table)
+    def sha256_file(
+        path: Path,
+    ) -> str:  # not curate.release.output's: that loads pandas (curate.dataset.table)
         with path.open("rb") as fh:
             return hashlib.file_digest(fh, "sha256").hexdigest()
 
@@ -312,7 +314,7 @@ def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> di
 
 
 def _record_texts(paths: dict[str, Path], wanted: set[tuple[str, int]]) -> dict[str, str]:
-    from curate.parse import parse_file
+    from curate.ingest.formats.text import parse_file
     from validation.config import Config
 
     out: dict[str, str] = {}

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from curate.cache import ValidationCache
-from curate.parse import discover, display, parse_file
+from curate.ingest.formats.text import discover, display, parse_file
+from curate.scan.cache import ValidationCache
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Report
@@ -29,7 +29,7 @@ from validation.runner import add_timings, check_corpus, check_file, make_report
 from validation.sketch import NUM_PERM
 
 if TYPE_CHECKING:
-    from curate.parallel import Workers
+    from curate.engine.local import Workers
 
 # Below this much input, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 2_000_000
@@ -63,7 +63,7 @@ def _check_one(
 
     A worker reads the cache through one read-only connection kept for its lifetime (not one
     per file), and the parent writes the new entries (in transactions of
-    :data:`curate.cache.FLUSH_ENTRIES`).
+    :data:`curate.scan.cache.FLUSH_ENTRIES`).
     """
     if not cache_dir:
         return _check_with(path, config, None, rows), [], 0, 0
@@ -84,14 +84,16 @@ def _check_with(
     """Parse and check one file; with ``rows`` (a spool file), also make its records' rows.
 
     This is the one visit of a file: parsing, checks and rows, each record passing each stage
-    once (see :mod:`curate.rows`).
+    once (see :mod:`curate.transform.rows`).
     """
     t = time.perf_counter()
     source = parse_file(Path(path), config)
     parse_seconds = time.perf_counter() - t
     spool = None
     if rows is not None:
-        from curate.rows import RowSpool  # the cleaner: only a build pays for importing it
+        from curate.transform.rows import (
+            RowSpool,
+        )  # the cleaner: only a build pays for importing it
 
         spool = RowSpool(source.path, config, Path(rows))
     result = check_file(source, config, cache, spool)
@@ -114,7 +116,7 @@ def _texts_loader(results: list[FileResult], config: Config, rows: Path | None =
         out = {}
         for fi, indexes in by_file.items():
             if rows is not None:
-                from curate.rows import raw_texts
+                from curate.transform.rows import raw_texts
 
                 texts = raw_texts(rows, fi, indexes)
                 out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
@@ -143,7 +145,7 @@ def validate_paths(
     ``jobs`` worker processes check files in parallel (default: one per core, and none for a
     small input), from ``workers`` if the caller shares its pool; ``cache_dir`` turns on the
     content-addressed cache. With ``rows`` (a folder), each file's rows are made in the same
-    visit and spooled there as ``curate.rows.spool_path(rows, file index)``: what a build
+    visit and spooled there as ``curate.transform.rows.spool_path(rows, file index)``: what a build
     does. A file is then always read, even when the cache knows its findings.
     """
     entries = discover(paths, config.exclude)
@@ -175,14 +177,14 @@ def validate_paths(
     parallel = False
     if len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
         # Only here: a warm or small run starts no worker, and imports no multiprocessing.
-        from curate.parallel import default_jobs
+        from curate.engine.local import default_jobs
 
         jobs = (workers.jobs if workers else default_jobs()) if jobs is None else max(1, jobs)
         parallel = jobs > 1
     cache_arg = str(cache_dir) if cache is not None else None
     t = time.perf_counter()
     if parallel:
-        from curate.parallel import borrow
+        from curate.engine.local import borrow
 
         assert jobs is not None
         with borrow(workers, jobs) as pool:
@@ -224,7 +226,7 @@ def validate_paths(
 def _spool(rows: Path | None, file_index: int) -> str | None:
     if rows is None:
         return None
-    from curate.rows import spool_path
+    from curate.transform.rows import spool_path
 
     return spool_path(rows, file_index).as_posix()
 

@@ -36,7 +36,7 @@ from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from pylatexenc.macrospec import MacroSpec
 
-from curate import texmath
+from curate.transform import texmath
 from validation import normalize, residue
 
 __all__ = ["CleanResult", "clean_text"]
@@ -230,7 +230,8 @@ def _math_to_text(span: str, math: str) -> texmath.MathResult:
     """The one place a math span is converted: ``span`` includes its delimiters.
 
     Everything outside math is text mode (below); a formula never sees the Markdown, HTML-tag,
-    tie or dash rules, so `$C^*$`, `$x_i$` and `$a<b>c$` reach :func:`curate.texmath.convert`
+    tie or dash rules, so `$C^*$`, `$x_i$` and `$a<b>c$` reach
+    :func:`curate.transform.texmath.convert`
     whole, once, by the ``math`` policy. A span it cannot convert faithfully comes back as its
     TeX with ``kept`` set (``convert`` caches its results).
     """
@@ -656,7 +657,8 @@ _PROSE_SYMBOL = re.compile(
 
 
 # Display environments typed in prose (`such that \begin{align*} \frac{1}{n} … \end{align*}`):
-# curate.texmath writes no environment faithfully, and text mode read them as prose (`\frac`
+# curate.transform.texmath writes no environment faithfully, and text mode read them as prose
+# (`\frac`
 # became "%s/%s", `\|x\|` lost its bars, `\left(` became "left("). They are published as their
 # TeX, whole, and counted as math kept.
 _MATH_ENVIRONMENTS = (
@@ -695,7 +697,8 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
 
     ``kinds`` names the residue kinds :mod:`validation.residue` finds in the raw record, the
     same the ``latex``/``markdown``/``html`` checks report. ``math`` is the math policy
-    (``"unicode"`` or ``"tex"``, see :mod:`curate.texmath`); the math spans that could not be
+    (``"unicode"`` or ``"tex"``, see :mod:`curate.transform.texmath`); the math spans that could
+    not be
     converted faithfully are published as TeX and listed in ``math_kept``.
     """
     kinds = tuple(kind for kind in residue.KINDS if residue.has(kind, text))
