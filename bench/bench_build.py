@@ -164,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.in_process and r["returncode"] == 0:
             from curate.pipeline.build import BuildResult, build
-            from validation.config import load_config
+            from curate.settings import load_config
 
             if "timings" in {f.name for f in fields(BuildResult)}:
                 res = build([corpus / "drops"], corpus / "dist-inproc", load_config(None))

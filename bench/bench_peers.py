@@ -409,7 +409,8 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         generate_corpus(corpus, n, args.seed, no_file_faults)
         sys.path.insert(0, str(ROOT))
-        from curate.ingest.formats.text import collect_paths, parse_file
+        from curate.ingest.discover import collect_paths
+        from curate.ingest.formats.text import parse_file
 
         keys = []
         with records.open("w", encoding="utf-8") as f:

@@ -126,7 +126,8 @@ def accuracy(corpus: Path, findings: list[dict]) -> list[list[str]]:
 # --- the naive baseline ---------------------------------------------------------------------------
 def corpus_records(corpus: Path) -> list[str]:
     sys.path.insert(0, str(ROOT))
-    from curate.ingest.formats.text import collect_paths, parse_file
+    from curate.ingest.discover import collect_paths
+    from curate.ingest.formats.text import parse_file
 
     return [r.text for p in collect_paths([corpus]) for r in parse_file(p).records]
 

@@ -188,7 +188,8 @@ def near_dup_scores(ids: list[str], sigs: np.ndarray, texts: list[str], truth, i
 def load_sets(args: argparse.Namespace) -> tuple[dict[str, list[str]], list[dict], dict]:
     from _common import generate_corpus
 
-    from curate.ingest.formats.text import collect_paths, parse_file
+    from curate.ingest.discover import collect_paths
+    from curate.ingest.formats.text import parse_file
 
     drops = OUT / f"gen-{args.records}-s{args.seed}"
     if not (args.reuse and (drops / "ground_truth.jsonl").is_file()):

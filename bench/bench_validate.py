@@ -40,7 +40,7 @@ def measure(corpus: Path, jobs: int | None, trace: bool) -> dict:
     """Run in a fresh child process: import curate, call validate_paths once, return figures."""
     rss_start = rss_kib()
     t0 = time.perf_counter()
-    from curate.scan.run import validate_paths
+    from curate.pipeline.validate import validate_paths
     from validation.config import Config
 
     import_s = time.perf_counter() - t0

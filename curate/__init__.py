@@ -9,12 +9,11 @@ The Python API, for notebooks and pipelines; the command line calls the same fun
         print(finding.file, finding.line, finding.code, finding.message)
     result = curate.build_dataset(["sources"], "dist")    # curate.BuildResult
 
-The functions are not called ``validate`` and ``build`` because ``curate.scan.run`` and
-``curate.pipeline.build`` are the modules that implement them. Heavy imports wait until a function
-is
-called, so ``import curate`` stays cheap: every ``curate`` command imports this package first,
-and ``curate --help`` must not pay for what only ``curate build`` uses (``tests/test_startup.py``).
-Even the light names (``Config``, ``Report``, ``__version__``) are looked up on first use, by
+Settings come from ``[tool.curate]`` (:class:`curate.Settings`, whose ``checks`` are the
+checks' own :class:`curate.Config`). Heavy imports wait until a function is called, so ``import
+curate`` stays cheap: every ``curate`` command imports this package first, and ``curate --help``
+must not pay for what only ``curate build`` uses (``tests/test_startup.py``). Even the light
+names (``Config``, ``Report``, ``__version__``) are looked up on first use, by
 :func:`__getattr__`.
 """
 
@@ -25,22 +24,26 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from curate.pipeline.build import BuildResult
-    from validation.config import Config, ConfigError, load_config
+    from curate.pipeline.build import BuildRefused, BuildResult
+    from curate.settings import Settings, load_config, load_settings
+    from validation.config import Config, ConfigError
     from validation.findings import Finding, Report, Severity
 
     __version__: str
 
 __all__ = [
+    "BuildRefused",
     "BuildResult",
     "Config",
     "ConfigError",
     "Finding",
     "Report",
+    "Settings",
     "Severity",
     "__version__",
     "build_dataset",
     "load_config",
+    "load_settings",
     "validate_drops",
 ]
 
@@ -54,12 +57,12 @@ def validate_drops(
 ) -> Report:
     """Check the drops at ``paths`` (default ``sources/``) and return every finding.
 
-    ``config`` defaults to the nearest ``curate.toml`` / ``pyproject.toml`` with
-    ``[tool.curate]``, as on the command line. A missing path raises
-    :class:`curate.ingest.formats.text.UsageError`; a broken file is a finding, never an exception.
+    ``config`` (the checks' settings) defaults to the nearest ``curate.toml`` /
+    ``pyproject.toml`` with ``[tool.curate]``, as on the command line. A missing path raises
+    :class:`curate.errors.UsageError`; a broken file is a finding, never an exception.
     """
-    from curate.scan.run import validate_paths
-    from validation.config import load_config
+    from curate.pipeline.validate import validate_paths
+    from curate.settings import load_config
 
     config = load_config() if config is None else config
     return validate_paths(
@@ -70,29 +73,34 @@ def validate_drops(
 def build_dataset(
     paths: list[str | Path] | None = None,
     out: str | Path = "dist",
-    config: Config | None = None,
+    settings: Settings | None = None,
     **options: object,
 ) -> BuildResult:
     """Validate, clean, deduplicate and export the drops at ``paths`` into ``out``.
 
-    Raises :class:`curate.pipeline.build.BuildRefused` (with its ``report``) when validation finds
-    errors, leaving ``out`` untouched. ``options`` are those of :func:`curate.pipeline.build.build`
-    (``version``, ``previous``, ``template``, ``jobs``, ``cache_dir``, ``progress``).
+    ``settings`` default to the nearest config file's, as on the command line. Raises
+    :class:`curate.BuildRefused` (with its ``report``) when validation finds errors, leaving
+    ``out`` untouched. ``options`` are those of :func:`curate.pipeline.build.build`
+    (``version``, ``previous``, ``template``, ``jobs``, ``engine``, ``cache_dir``,
+    ``progress``).
     """
     from curate.pipeline.build import build
-    from validation.config import load_config
+    from curate.settings import load_settings
 
-    config = load_config() if config is None else config
-    return build(list(paths or ["sources"]), out, config, **options)  # type: ignore[arg-type]
+    settings = load_settings() if settings is None else settings
+    return build(list(paths or ["sources"]), out, settings, **options)  # type: ignore[arg-type]
 
 
 # Where each lazily imported public name lives (PEP 562: ``curate.Config`` and
 # ``from curate import Config`` both come through ``__getattr__`` the first time).
 _LAZY = {
+    "BuildRefused": "curate.pipeline.build",
     "BuildResult": "curate.pipeline.build",
     "Config": "validation.config",
     "ConfigError": "validation.config",
-    "load_config": "validation.config",
+    "Settings": "curate.settings",
+    "load_config": "curate.settings",
+    "load_settings": "curate.settings",
     "Finding": "validation.findings",
     "Report": "validation.findings",
     "Severity": "validation.findings",

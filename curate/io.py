@@ -1,7 +1,9 @@
-"""Atomic writes: a reader never sees half a file, and a failure leaves the old one in place."""
+"""Small I/O helpers: atomic writes (a reader never sees half a file, and a failure leaves the old
+one in place) and paths that can always be printed."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import stat
 import tempfile
@@ -41,3 +43,21 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def display(path: str | Path) -> str:
+    """A path as text that can always be printed and written as UTF-8.
+
+    A file name that is not valid UTF-8 keeps its undecodable bytes as ``\\xNN`` escapes:
+    deterministic, readable, and never a crash when a report or the table is written.
+    """
+    text = path if isinstance(path, str) else Path(path).as_posix()
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that no undecodable byte stands for
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def sha256_file(path: Path) -> str:
+    with path.open("rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()

@@ -28,7 +28,8 @@ from conftest import ROOT
 from hubserver import FakeHub
 
 from curate.cli import main
-from validation.config import ConfigError, find_config, load_config, load_config_file
+from curate.settings import find_config, load_config, load_settings_file
+from validation.config import ConfigError
 
 fake_hub = hubserver.fake_hub
 
@@ -398,16 +399,15 @@ def test_init_refuses_to_overwrite_and_writes_nothing(tmp_path, capsys):
 
 
 def test_init_config_documents_every_setting(tmp_path):
-    from dataclasses import fields
-
-    from validation.config import Config
+    from curate.settings import ORDER
 
     assert main(["init", str(tmp_path / "p"), "--name", "My Data"]) == 0
     text = (tmp_path / "p" / "pyproject.toml").read_text(encoding="utf-8")
-    loaded = load_config_file(tmp_path / "p" / "pyproject.toml")
-    assert (loaded.config.dataset_name, loaded.config.repo_id) == ("My Data", "your-org/my-data")
-    for f in fields(Config):
-        assert f.name in text or f.name.replace("_", "-") in text, f.name
+    loaded = load_settings_file(tmp_path / "p" / "pyproject.toml")
+    settings = loaded.settings
+    assert (settings.dataset_name, settings.repo_id) == ("My Data", "your-org/my-data")
+    for name in ORDER:  # every setting, the checks' and the build's
+        assert name in text or name.replace("_", "-") in text, name
     # Uncommented, the documented examples are valid settings (the "..." ones are prose).
     setting = re.compile(r'^# (\[tool\.curate\.[a-z_-]+\]|([a-z_-]+|"[^"]+") += (?!.*\.\.\.))')
     uncommented = "\n".join(
@@ -431,17 +431,17 @@ def test_publish_takes_the_repository_from_the_build(other_kind, fake_hub: FakeH
 def test_python_api(tmp_path):
     import curate
 
-    config = curate.Config(venues=("ICML", "NeurIPS"), years=(2018, 2024), repo_id="a/b")
+    config = curate.Config(venues=("ICML", "NeurIPS"), years=(2018, 2024))
+    settings = curate.Settings(checks=config, repo_id="a/b")
     report = curate.validate_drops([DATA / "icml-2024.txt", DATA / "neurips-2018.txt"], config)
     assert isinstance(report, curate.Report) and report.records == 6 and not report.errors
     result = curate.build_dataset([DATA / "icml-2024.txt", DATA / "neurips-2018.txt"],
-                                  tmp_path / "dist", config)  # fmt: skip
+                                  tmp_path / "dist", settings)  # fmt: skip
     assert isinstance(result, curate.BuildResult) and result.records_out == 6
     assert pq.read_table(tmp_path / "dist" / PARQUET).num_rows == 6
-    strict = curate.Config(venue="ICML")  # NeurIPS is now a header-mismatch error
-    from curate.pipeline.build import BuildRefused
+    strict = curate.Settings(checks=curate.Config(venue="ICML"))  # NeurIPS: header-mismatch
 
-    with pytest.raises(BuildRefused) as refused:
+    with pytest.raises(curate.BuildRefused) as refused:
         curate.build_dataset(
             [DATA / "icml-2024.txt", DATA / "neurips-2018.txt"], tmp_path / "dist2", strict
         )

@@ -12,10 +12,12 @@ import pytest
 from conftest import ROOT, SEED_FILES, SOURCES, seed_records
 from huggingface_hub import DatasetCard
 
+import curate.dataset.describe
 import curate.pipeline.build
 from curate.cli import main
+from curate.io import sha256_file
 from curate.pipeline.build import BuildRefused, build
-from curate.release.output import sha256_file
+from curate.settings import Settings
 from validation import residue
 from validation.config import Config
 
@@ -25,7 +27,7 @@ TEMPLATE = ROOT / "dataset_card.md"
 
 
 def run_build(paths, out: Path, config: Config | None = None, **kw):
-    return build([*paths], out, config or Config(), template=TEMPLATE, **kw)
+    return build([*paths], out, config or Settings(), template=TEMPLATE, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -243,7 +245,7 @@ def test_failed_build_leaves_previous_output_untouched(dist, tmp_path, monkeypat
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(curate.pipeline.build, "write_croissant", broken)
+    monkeypatch.setattr(curate.dataset.describe, "write_croissant", broken)
     with pytest.raises(RuntimeError, match="disk full"):
         run_build([SOURCES], out, version="9.9.9")
     assert all_files(out) == before
@@ -338,13 +340,13 @@ def test_near_duplicates_merge_by_default(drop, tmp_path):
 
 
 def test_near_duplicates_kept_when_configured(drop, tmp_path):
-    result = run_build([near_drop(drop)], tmp_path / "out", Config(near_duplicates="keep"))
+    result = run_build([near_drop(drop)], tmp_path / "out", Settings(near_duplicates="keep"))
     assert (result.records_out, result.near_merged) == (56, 0)
 
 
 def test_near_duplicates_fail_when_configured(drop, tmp_path):
     with pytest.raises(BuildRefused) as info:
-        run_build([near_drop(drop)], tmp_path / "out", Config(near_duplicates="fail"))
+        run_build([near_drop(drop)], tmp_path / "out", Settings(near_duplicates="fail"))
     assert [f.code for f in info.value.report] == ["near-duplicate"]
     assert not (tmp_path / "out").exists()
 

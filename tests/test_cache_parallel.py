@@ -10,7 +10,7 @@ from conftest import SEED_FILES, SOURCES
 
 import curate.scan.run
 from curate.cli import main
-from curate.scan.run import validate_paths
+from curate.pipeline.validate import validate_paths
 from validation.config import Config
 from validation.language import detect, looks_english
 

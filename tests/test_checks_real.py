@@ -15,7 +15,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from curate.scan.run import validate_paths
+from curate.pipeline.validate import validate_paths
 from validation.config import Config
 
 SAMPLE = [

@@ -24,7 +24,7 @@ def test_an_unexpected_error_is_one_line_with_a_hint(monkeypatch, capsys):
     def boom(*args, **kwargs):
         raise RuntimeError("something nobody planned for\nsecond line")
 
-    monkeypatch.setattr(curate.scan.run, "validate_paths", boom)
+    monkeypatch.setattr(curate.pipeline.validate, "validate_paths", boom)
     assert main(["validate", str(SOURCES)]) == 3
     err = one_line(capsys.readouterr().err)
     assert err == (
@@ -38,7 +38,7 @@ def test_debug_shows_the_traceback(monkeypatch, where):
     def boom(*args, **kwargs):
         raise RuntimeError("planted")
 
-    monkeypatch.setattr(curate.scan.run, "validate_paths", boom)
+    monkeypatch.setattr(curate.pipeline.validate, "validate_paths", boom)
     argv = ["--debug", "validate"] if where == "before" else ["validate", "--debug"]
     with pytest.raises(RuntimeError, match="planted"):
         main([*argv, str(SOURCES)])

@@ -22,7 +22,7 @@ from conftest import ROOT, SOURCES
 
 from curate.dataset.card import dataset_info_yaml, features_yaml
 from curate.dataset.table import ARROW_SCHEMA, HF_DTYPES, hf_features
-from curate.release.output import arrow_schema_with_features
+from curate.dataset.writers.parquet import arrow_schema_with_features
 
 # Every type hf_features knows, alone, in lists, large lists, structs and their nestings.
 EVERY_TYPE = pa.schema(

@@ -21,7 +21,7 @@ from hubserver import BrokenHub
 
 from curate.cli import main
 from curate.pipeline.build import build
-from validation.config import Config
+from curate.settings import Settings
 
 REPO = "org/name"
 TIMEOUT, DEADLINE = 1.0, 3.0
@@ -35,7 +35,9 @@ def release(tmp_path_factory) -> Path:
     src.mkdir()
     for seed in SEED_FILES:
         shutil.copy(seed, src / seed.name)
-    build([src], root / "dist", replace(Config(), repo_id=REPO), template=ROOT / "dataset_card.md")
+    build(
+        [src], root / "dist", replace(Settings(), repo_id=REPO), template=ROOT / "dataset_card.md"
+    )
     return root
 
 

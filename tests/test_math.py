@@ -19,10 +19,11 @@ from conftest import ROOT
 from pylatexenc.latexwalker import LatexMathNode, LatexWalker
 
 from curate.pipeline.build import build
+from curate.settings import Settings, from_mapping
 from curate.transform.clean import clean_text
 from curate.transform.texmath import convert
 from validation import residue
-from validation.config import Config, ConfigError, from_mapping
+from validation.config import ConfigError
 
 SAMPLE = [
     json.loads(line)
@@ -234,7 +235,7 @@ def test_every_symbol_of_every_math_span_is_accounted_for() -> None:
 
 # --- configuration and build ------------------------------------------------------------------
 def test_math_policy_is_a_validated_config_key() -> None:
-    assert Config().math == "unicode"
+    assert Settings().math == "unicode"
     assert from_mapping({"math": "tex"}).math == "tex"
     with pytest.raises(ConfigError, match="math must be one of unicode, tex"):
         from_mapping({"math": "latex"})
@@ -264,7 +265,7 @@ def _drop(tmp_path: Path) -> Path:
 
 def test_build_reports_and_counts_kept_math(tmp_path: Path) -> None:
     result = build(
-        [_drop(tmp_path)], tmp_path / "dist", Config(), template=ROOT / "dataset_card.md"
+        [_drop(tmp_path)], tmp_path / "dist", Settings(), template=ROOT / "dataset_card.md"
     )
     kept = [f for f in result.report if f.code == "math-kept"]
     assert len(kept) == 1 and kept[0].line == 3 and r"$\norm{ A - B }_p$" in kept[0].message
@@ -296,7 +297,10 @@ def test_kept_math_follows_rule_control(tmp_path: Path, settings: dict) -> None:
 
 def test_build_with_tex_policy_keeps_tex(tmp_path: Path) -> None:
     result = build(
-        [_drop(tmp_path)], tmp_path / "dist", Config(math="tex"), template=ROOT / "dataset_card.md"
+        [_drop(tmp_path)],
+        tmp_path / "dist",
+        Settings(math="tex"),
+        template=ROOT / "dataset_card.md",
     )
     assert [f for f in result.report if f.code == "math-kept"] == []
     texts = pq.read_table(tmp_path / "dist" / "data" / "train-00000-of-00001.parquet")

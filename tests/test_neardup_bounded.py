@@ -19,7 +19,8 @@ from conftest import ROOT, SEED_FILES, seed_records
 
 import validation.corpus
 from curate.pipeline.build import build
-from curate.scan.run import validate_paths
+from curate.pipeline.validate import validate_paths
+from curate.settings import Settings
 from validation import sketch
 from validation.config import Config
 
@@ -129,8 +130,8 @@ def test_the_build_merges_every_templated_variant_into_the_first(tmp_path):
     n = 120
     records = templated(n)
     src = write_drop(tmp_path / "src", records)
-    config = replace(CONFIG, min_words=1)
-    result = build([src], tmp_path / "dist", config, template=ROOT / "dataset_card.md")
+    settings = Settings(checks=replace(CONFIG, min_words=1))
+    result = build([src], tmp_path / "dist", settings, template=ROOT / "dataset_card.md")
     assert (result.records_in, result.records_out, result.near_merged) == (n, 1, n - 1)
     rows = pq.read_table(tmp_path / "dist" / "data" / "train-00000-of-00001.parquet").to_pylist()
     (row,) = rows

@@ -21,8 +21,10 @@ import curate.transform.rows
 import validation.language
 import validation.runner
 from curate.pipeline.build import BuildRefused, build
-from curate.scan.run import validate_paths
-from curate.transform.rows import MADE, read_spool, spool_path
+from curate.pipeline.validate import validate_paths
+from curate.scan.run import Rows
+from curate.settings import Settings
+from curate.transform.rows import MADE, Cleaning, read_spool
 from validation.config import Config
 
 TEMPLATE = ROOT / "dataset_card.md"
@@ -96,7 +98,7 @@ def counted(monkeypatch):
 
 
 def test_a_build_passes_each_record_through_each_stage_once(drops, tmp_path, counted):
-    result = build([drops], tmp_path / "out", Config(), jobs=1, template=TEMPLATE)
+    result = build([drops], tmp_path / "out", Settings(), jobs=1, template=TEMPLATE)
     assert result.near_merged == 1  # the near-duplicate's text was read for the exact check
     files = sorted(p.as_posix() for p in drops.glob("*.txt"))
     assert counted["parse"].calls == Counter({f: 1 for f in files})
@@ -118,8 +120,8 @@ def test_the_row_uses_the_language_the_check_computed(drops, tmp_path, monkeypat
     something no text would get, and both the check and the row see it."""
     validation.language.body_language.cache_clear()
     monkeypatch.setattr(validation.language, "language_of", lambda text: ("la", 0.99))
-    config = Config(languages=("la",))
-    build([drops], tmp_path / "out", config, jobs=1, template=TEMPLATE)
+    settings = Settings(checks=Config(languages=("la",)))
+    build([drops], tmp_path / "out", settings, jobs=1, template=TEMPLATE)
     table = pq.read_table(tmp_path / "out" / "data" / "train-00000-of-00001.parquet")
     assert set(table.column("language").to_pylist()) == {"la"}
     validation.language.body_language.cache_clear()
@@ -151,29 +153,29 @@ def test_a_record_that_refuses_the_build_is_not_cleaned(drops, tmp_path, counted
     (drops / "zz-extra.txt").write_text(f"ICML 2025 Papers\n\n{bad}\n", encoding="utf-8")
     spool = tmp_path / "spool"
     spool.mkdir()
-    run = validate_paths([drops], Config(), jobs=1, rows=spool)
+    run = validate_paths([drops], Config(), jobs=1, rows=Rows(spool, Cleaning()))
     assert [f.code for f in run.report.errors] == ["control-char"]
     assert bad not in counted["clean"].calls
     extra = next(i for i, f in enumerate(run.files) if f.path.endswith("zz-extra.txt"))
-    table = read_spool(spool_path(spool, extra))
+    table = read_spool(run.spools[extra])
     assert table.column(MADE).to_pylist() == [False]
     assert table.column("abstract_raw").to_pylist() == [bad]  # still there for the corpus
     with pytest.raises(BuildRefused):
-        build([drops], tmp_path / "out", Config(), jobs=1, template=TEMPLATE)
+        build([drops], tmp_path / "out", Settings(), jobs=1, template=TEMPLATE)
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
 
 
 def test_a_warm_cache_gives_the_row_its_language_without_detecting(drops, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
-    first = build([drops], tmp_path / "a", Config(), jobs=1, template=TEMPLATE, cache_dir=cache)
+    first = build([drops], tmp_path / "a", Settings(), jobs=1, template=TEMPLATE, cache_dir=cache)
     validation.language.body_language.cache_clear()
 
     def never(text):
         raise AssertionError("detected again although the cache had the answer")
 
     monkeypatch.setattr(validation.language, "language_of", never)
-    second = build([drops], tmp_path / "b", Config(), jobs=1, template=TEMPLATE, cache_dir=cache)
+    second = build([drops], tmp_path / "b", Settings(), jobs=1, template=TEMPLATE, cache_dir=cache)
     assert second.fingerprint == first.fingerprint
     parquet = Path("data") / "train-00000-of-00001.parquet"
     assert (tmp_path / "a" / parquet).read_bytes() == (tmp_path / "b" / parquet).read_bytes()
@@ -186,9 +188,9 @@ def test_the_table_does_not_depend_on_how_files_are_grouped_into_tasks(
     import curate.dataset.assemble
 
     parquet = Path("data") / "train-00000-of-00001.parquet"
-    build([drops], tmp_path / "one", Config(), jobs=1, template=TEMPLATE)
+    build([drops], tmp_path / "one", Settings(), jobs=1, template=TEMPLATE)
     monkeypatch.setattr(curate.dataset.assemble, "TASK_ROWS", 1)  # a task per file
-    build([drops], tmp_path / "many", Config(), jobs=1, template=TEMPLATE)
+    build([drops], tmp_path / "many", Settings(), jobs=1, template=TEMPLATE)
     assert (tmp_path / "one" / parquet).read_bytes() == (tmp_path / "many" / parquet).read_bytes()
 
 
@@ -198,9 +200,9 @@ def test_the_table_does_not_depend_on_the_number_of_buckets(drops, tmp_path, mon
     import curate.dataset.assemble
 
     parquet = Path("data") / "train-00000-of-00001.parquet"
-    build([drops], tmp_path / "coarse", Config(), jobs=1, template=TEMPLATE)
+    build([drops], tmp_path / "coarse", Settings(), jobs=1, template=TEMPLATE)
     monkeypatch.setattr(curate.dataset.assemble, "FINE_BUCKETS_FROM", 0)
     assert len(curate.dataset.assemble.bucket_names(1)) == 256
-    build([drops], tmp_path / "fine", Config(), jobs=1, template=TEMPLATE)
+    build([drops], tmp_path / "fine", Settings(), jobs=1, template=TEMPLATE)
     coarse = (tmp_path / "coarse" / parquet).read_bytes()
     assert coarse == (tmp_path / "fine" / parquet).read_bytes()

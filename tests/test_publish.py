@@ -20,14 +20,14 @@ from huggingface_hub import CommitOperationAdd, HfApi
 
 from curate.cli import main
 from curate.pipeline.build import build
-from validation.config import Config
+from curate.settings import Settings
 
 fake_hub = hubserver.fake_hub
 
 REPO = "org/name"
 PARQUET = "data/train-00000-of-00001.parquet"
 TEMPLATE = ROOT / "dataset_card.md"
-CONFIG = replace(Config(), repo_id=REPO)
+CONFIG = replace(Settings(), repo_id=REPO)
 NEW_ABSTRACT = (
     "We study the curation of scientific abstracts for language model training and show that "
     "stable identifiers derived from normalised text make releases comparable record by record."
@@ -331,7 +331,7 @@ def test_folders_that_may_not_be_published(fake_hub: FakeHub, builds, tmp_path, 
     err = capsys.readouterr().err
     assert "does not match its sha256" in err  # editing the report breaks the manifest first
     manifest = json.loads((errors / "manifest.json").read_text())
-    from curate.release.output import sha256_file
+    from curate.io import sha256_file
 
     manifest["files"]["validation-report.json"]["sha256"] = sha256_file(
         errors / "validation-report.json"

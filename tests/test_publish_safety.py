@@ -23,13 +23,13 @@ from hubserver import FakeHub
 from curate.cli import main
 from curate.pipeline.build import build
 from curate.release.publish import publish
-from validation.config import Config
+from curate.settings import Settings
 
 fake_hub = hubserver.fake_hub
 
 REPO = "org/name"
 PARQUET = "data/train-00000-of-00001.parquet"
-CONFIG = replace(Config(), repo_id=REPO)
+CONFIG = replace(Settings(), repo_id=REPO)
 
 
 @pytest.fixture(scope="module")

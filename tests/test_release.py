@@ -13,10 +13,11 @@ import pytest
 from conftest import ROOT, SEED_FILES, seed_records
 from test_build import all_files
 
+from curate import release
 from curate.cli import main
+from curate.io import sha256_file
 from curate.pipeline.build import build
-from curate.release import diff as release
-from curate.release.output import sha256_file
+from curate.settings import Settings
 from validation.config import Config
 
 PARQUET = "data/train-00000-of-00001.parquet"
@@ -31,7 +32,7 @@ NEW_ABSTRACT = (
 
 
 def run_build(paths, out: Path, config: Config | None = None, **kw):
-    return build([*paths], out, config or Config(), template=TEMPLATE, **kw)
+    return build([*paths], out, config or Settings(), template=TEMPLATE, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -185,7 +186,7 @@ def test_changed_text_with_the_same_id_bumps_patch(v1, tmp_path):
 
 def test_metadata_only_change_bumps_patch(v1, tmp_path):
     src = copy_sources(tmp_path)
-    config = replace(Config(), license_note="Research use only.")
+    config = replace(Settings(), license_note="Research use only.")
     result = run_build([src], tmp_path / "v2", config, previous=v1)
     assert result.version == "1.0.1"
     assert not result.diff.data_changed

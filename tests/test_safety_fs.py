@@ -20,12 +20,16 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, SEED_FILES, SOURCES
 
+import curate.dataset.describe
 import curate.pipeline.build
+import curate.pipeline.validate
 import curate.scan.run
 from curate.cli import main
-from curate.ingest.formats.text import discover, parse_file
+from curate.ingest.discover import discover
+from curate.ingest.formats.text import parse_file
+from curate.pipeline.validate import validate_paths
 from curate.release import output as export
-from curate.scan.run import validate_paths
+from curate.settings import Settings
 from validation.config import Config
 
 PARQUET = "data/train-00000-of-00001.parquet"
@@ -222,7 +226,7 @@ def test_ctrl_c_during_the_build_leaves_nothing_behind(built, tmp_path, monkeypa
     def interrupted(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(curate.pipeline.build, "write_croissant", interrupted)
+    monkeypatch.setattr(curate.dataset.describe, "write_croissant", interrupted)
     assert build_cli(str(SOURCES), "--out", str(out), "--version", "3.0.0") == 130
     assert "interrupted" in capsys.readouterr().err
     assert snapshot(tmp_path) == before
@@ -342,7 +346,8 @@ def test_record_longer_than_max_record_chars_is_an_error_and_not_a_row(tmp_path)
     found = [f for f in validate_paths([root], config).report if f.code == "record-too-large"]
     assert [(f.line, f.severity) for f in found] == [(5, "error")]
     with pytest.raises(curate.pipeline.build.BuildRefused):
-        curate.pipeline.build.build([root], tmp_path / "dist", config, template=TEMPLATE)
+        settings = Settings(checks=config)
+        curate.pipeline.build.build([root], tmp_path / "dist", settings, template=TEMPLATE)
     assert not (tmp_path / "dist").exists()
 
 
@@ -430,8 +435,8 @@ def test_a_read_only_cache_is_used_read_only(tmp_path, monkeypatch):
 # --- 5. workers ----------------------------------------------------------------------------------
 ORPHAN = """
 import os, signal, sys, time
-from curate.engine.local import Workers
-workers = Workers(2)
+from curate.engine.local import LocalPool
+workers = LocalPool(2)
 pool = workers.pool()
 pids = [pool.submit(os.getpid).result() for _ in range(4)]
 print(" ".join(str(p) for p in set(pids)), flush=True)
@@ -470,7 +475,7 @@ def die(*args, **kwargs):
 def test_a_killed_worker_is_one_line_and_exit_3(tmp_path, monkeypatch, capsys):
     root = seeds(tmp_path / "drops")
     monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
-    monkeypatch.setattr(curate.scan.run, "_check_one", die)
+    monkeypatch.setattr(curate.scan.run, "scan_file", die)
     assert main(["validate", str(root), "--jobs", "2", "--force-jobs", "--no-cache"]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "worker process died" in err and "Traceback" not in err
@@ -479,14 +484,14 @@ def test_a_killed_worker_is_one_line_and_exit_3(tmp_path, monkeypatch, capsys):
 def test_jobs_are_capped_at_the_cpus_unless_forced(tmp_path, monkeypatch, capsys):
     root = seeds(tmp_path / "drops")
     seen = []
-    real = curate.scan.run.validate_paths
+    real = curate.pipeline.validate.validate_paths
 
     def spy(paths, config, **kw):
         seen.append(kw["jobs"])
         return real(paths, config, **{**kw, "jobs": 1})
 
-    monkeypatch.setattr(curate.scan.run, "validate_paths", spy)
-    monkeypatch.setattr("curate.engine.local.default_jobs", lambda: 2)
+    monkeypatch.setattr(curate.pipeline.validate, "validate_paths", spy)
+    monkeypatch.setattr("curate.engine.default_jobs", lambda: 2)
     assert main(["validate", str(root), "--jobs", "32"]) == 0
     assert main(["validate", str(root), "--jobs", "32", "--force-jobs"]) == 0
     assert seen == [2, 32]
@@ -502,7 +507,7 @@ def test_validate_output_that_is_a_folder_or_under_a_file_is_refused_before_work
     def never(*a, **k):
         raise AssertionError("validation must not start")
 
-    monkeypatch.setattr(curate.scan.run, "validate_paths", never)
+    monkeypatch.setattr(curate.pipeline.validate, "validate_paths", never)
     assert main(["validate", str(root), "--output", str(tmp_path)]) == 2
     assert main(["validate", str(root), "--output", str(tmp_path / "file" / "r.json")]) == 2
     err = capsys.readouterr().err

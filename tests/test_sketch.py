@@ -20,7 +20,8 @@ import pytest
 from conftest import ROOT
 
 import validation.corpus
-from curate.ingest.formats.text import collect_paths, parse_file
+from curate.ingest.discover import collect_paths
+from curate.ingest.formats.text import parse_file
 from validation import normalize, sketch
 from validation.corpus import Corpus, FileResult
 

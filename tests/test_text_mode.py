@@ -17,6 +17,7 @@ import pytest
 from conftest import ROOT
 
 from curate.pipeline.build import build
+from curate.settings import Settings
 from curate.transform.clean import clean_text
 from validation import residue
 from validation.config import Config
@@ -447,8 +448,8 @@ def test_downgraded_control_chars_are_removed_and_the_finding_says_so(tmp_path: 
     body = body.replace("\n\n", "\n\nTwo core components: \x08i) Domain-Adaptive Routing. ", 1)
     (drop / "a.txt").write_text(f"{header}\n{body}", encoding="utf-8")
     out = tmp_path / "dist"
-    config = Config(severity={"control-char": "warning"})
-    build([drop], out, config, template=ROOT / "dataset_card.md")
+    settings = Settings(checks=Config(severity={"control-char": "warning"}))
+    build([drop], out, settings, template=ROOT / "dataset_card.md")
     rows = pq.read_table(out / "data" / "train-00000-of-00001.parquet").to_pylist()
     assert any("components: i) Domain" in r["abstract"] for r in rows)
     assert not any("\x08" in r["abstract"] for r in rows)

@@ -12,7 +12,7 @@ from conftest import ROOT, SEED_FILES, SOURCES, seed_records
 
 from curate.cli import main
 from curate.ingest.formats.text import parse_file
-from curate.scan.run import validate_paths
+from curate.pipeline.validate import validate_paths
 from validation.config import Config
 
 SEED0, SEED1, SEED2 = SEED_FILES

@@ -529,6 +529,8 @@ def check_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
                 "Unicode and markup)",
                 config,
                 related=original,
+                record=corpus.where(g),
+                related_record=corpus.where(first[rid]),
             )
         else:
             first[rid] = g
@@ -554,6 +556,8 @@ def check_near_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
             config,
             related=original,
             score=score,
+            record=corpus.where(later),
+            related_record=corpus.where(earlier),
         )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from validation.findings import Finding
+from validation.findings import Finding, Handle
 from validation.normalize import comparison_words
 from validation.records import Header
 from validation.sketch import (
@@ -45,7 +45,7 @@ class FileResult:
     header: Header | None
     sha256: str
     size: int
-    lines: np.ndarray  # int32[n]
+    lines: np.ndarray  # int32[n]: each record's first line, ascending
     ids: list[str]
     sigs: np.ndarray  # uint16[n, NUM_PERM]: MinHash signatures
     findings: list[Finding]
@@ -55,28 +55,52 @@ class FileResult:
     def n_records(self) -> int:
         return len(self.ids)
 
-    def relocated(self, path: str) -> FileResult:
-        """The same result for the same bytes found under another path."""
-        if path == self.path:
-            return self
-        return replace(self, path=path, findings=[replace(f, file=path) for f in self.findings])
+    def record_at(self, line: int) -> int | None:
+        """The index of the record that starts on ``line``, or None."""
+        k = int(np.searchsorted(self.lines, line))
+        return k if k < len(self.lines) and int(self.lines[k]) == line else None
+
+    def relocated(self, path: str, index: int) -> FileResult:
+        """The same result for the same bytes found under another path, as the run's file
+        ``index`` (a cached result was made for the file it was first seen as)."""
+
+        def moved(f: Finding) -> Finding:
+            record = (index, f.record[1]) if f.record is not None else None
+            return replace(f, file=path, record=record)
+
+        return replace(self, path=path, findings=[moved(f) for f in self.findings])
 
 
-def record_offsets(files: list[FileResult]) -> np.ndarray:
-    """Global index of each file's first record, and the total at the end (int64[len+1])."""
-    return np.concatenate(([0], np.cumsum([f.n_records for f in files]))).astype(np.int64)
+class RecordIndex:
+    """Every record of a run numbered 0..n-1 in file/line order, and the way back to its file.
+
+    Stages that hold a number per record (the signatures, the dedupe plan) use these numbers;
+    findings name records by :data:`~validation.findings.Handle` and are turned into numbers
+    here and nowhere else.
+    """
+
+    def __init__(self, files: list[FileResult]) -> None:
+        counts = [f.n_records for f in files]
+        # Each file's first record's number, and the total at the end (int64[len(files) + 1]).
+        self.offsets = np.concatenate(([0], np.cumsum(counts))).astype(np.int64)
+        self.n = int(self.offsets[-1])
+        self.file_of = np.repeat(np.arange(len(files)), counts) if files else np.empty(0, int)
+
+    def where(self, g: int) -> Handle:
+        fi = int(self.file_of[g])
+        return fi, g - int(self.offsets[fi])
+
+    def number(self, handle: Handle) -> int:
+        return int(self.offsets[handle[0]]) + handle[1]
 
 
-class Corpus:
+class Corpus(RecordIndex):
     """Every record of a run in file/line order, with global indexes 0..n-1."""
 
     def __init__(self, files: list[FileResult], load_texts: TextLoader) -> None:
+        super().__init__(files)
         self.files = files
         self._load = load_texts
-        counts = [f.n_records for f in files]
-        self.offsets = record_offsets(files)
-        self.n = int(self.offsets[-1])
-        self.file_of = np.repeat(np.arange(len(files)), counts) if files else np.empty(0, int)
         self.ids = [i for f in files for i in f.ids]
         # The corpus checks are the signatures' only reader: each file's are moved into the one
         # corpus-wide array and let go there, so they are never held twice (252 MB each time
@@ -85,10 +109,6 @@ class Corpus:
         for f, start in zip(files, self.offsets[:-1], strict=True):
             self.sigs[start : start + f.n_records] = f.sigs
             f.sigs = np.empty((0, NUM_PERM), dtype=np.uint16)
-
-    def where(self, g: int) -> tuple[int, int]:
-        fi = int(self.file_of[g])
-        return fi, g - int(self.offsets[fi])
 
     def path(self, g: int) -> str:
         return self.files[int(self.file_of[g])].path

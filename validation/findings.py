@@ -18,9 +18,19 @@ class Severity(StrEnum):
     OFF = "off"  # configured off: the check does not run and nothing is reported
 
 
+# Which record a finding is about: (index of its file in the run, index of the record in the
+# file). Later stages follow it to the record's id, row and text; reports show files and lines.
+Handle = tuple[int, int]
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One fault at one place. ``line`` is 1-based; 0 means the file as a whole."""
+    """One fault at one place. ``line`` is 1-based; 0 means the file as a whole.
+
+    ``record`` and ``related_record`` are the handles of the record the finding is about and of
+    the earlier record it duplicates: how the build finds them without reading ``file:line``
+    back out of text. They are not part of the finding's JSON.
+    """
 
     code: str
     severity: Severity
@@ -31,6 +41,8 @@ class Finding:
     score: float | None = None
     # The id of the record (and table row) the finding is about; None for file findings.
     id: str | None = None
+    record: Handle | None = None
+    related_record: Handle | None = None
 
     def sort_key(self) -> tuple[str, int, str, str]:
         return (self.file, self.line, self.code, self.message)
@@ -46,6 +58,7 @@ class Finding:
             out["score"] = round(self.score, 4)
         if self.id is None:
             del out["id"]
+        del out["record"], out["related_record"]
         return out
 
 

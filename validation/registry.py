@@ -12,11 +12,11 @@ small functions named by their code:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from validation.findings import Finding, Severity
+from validation.findings import Finding, Handle, Severity
 
 if TYPE_CHECKING:
     from validation.config import Config
@@ -85,10 +85,11 @@ def severity_of(code: str, config: Config | None) -> Severity:
     return REGISTRY[code].severity
 
 
-def row_policy_of(code: str, config: Config | None) -> str:
-    """``keep``, ``flag`` or ``drop``: the configured policy, else the code's default."""
-    if config is not None and code in config.row_policy:
-        return config.row_policy[code]
+def row_policy_of(code: str, overrides: Mapping[str, str] | None = None) -> str:
+    """``keep``, ``flag`` or ``drop``: the configured policy (``overrides``, the build's
+    ``row_policy`` setting), else the code's default."""
+    if overrides is not None and code in overrides:
+        return overrides[code]
     return REGISTRY[code].row_policy
 
 
@@ -105,11 +106,16 @@ def finding(
     *,
     related: str | None = None,
     score: float | None = None,
+    record: Handle | None = None,
+    related_record: Handle | None = None,
 ) -> Finding:
     """A finding of a registered code, at the severity the configuration gives it."""
     if code not in REGISTRY:
         raise KeyError(f"unregistered finding code {code!r}")
-    return Finding(code, severity_of(code, config), file, line, message, related, score)
+    return Finding(
+        code, severity_of(code, config), file, line, message, related, score,
+        record=record, related_record=related_record,
+    )  # fmt: skip
 
 
 def checks(scope: str, config: Config | None = None) -> list[CheckSpec]:

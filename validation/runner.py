@@ -2,13 +2,12 @@
 
 ``check_file`` is the unit of parallel work and of caching: it needs nothing but one parsed file
 and the configuration. ``check_corpus`` then runs the cross-file checks on what the files left
-behind. ``run_checks`` does both in-process for parsed files already in memory.
+behind, and ``make_report`` gathers the findings of both.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -20,7 +19,7 @@ from validation.corpus import Corpus, FileResult, TextLoader
 from validation.findings import Finding, Report, Severity
 from validation.language import body_language
 from validation.records import Record, SourceFile
-from validation.registry import REGISTRY, checks
+from validation.registry import checks
 from validation.sketch import NUM_PERM, Sketch, sketch, sketch_many
 
 
@@ -33,11 +32,6 @@ class RecordResult:
     id: str
     sig: np.ndarray
     language: str | None = None
-
-
-# Called with each record and its result right after its checks, in the same visit: how a
-# build makes the record's row without parsing or analysing the record a second time.
-RecordVisitor = Callable[[Record, RecordResult], None]
 
 
 class RecordCache(Protocol):
@@ -70,15 +64,13 @@ def check_record(
 
 
 def check_file(
-    source: SourceFile,
-    config: Config,
-    cache: RecordCache | None = None,
-    visit: RecordVisitor | None = None,
-) -> FileResult:
+    source: SourceFile, config: Config, cache: RecordCache | None = None, *, index: int = 0
+) -> tuple[FileResult, list[RecordResult]]:
     """Parse findings, file checks and record checks of one file, and its records' sketches.
 
-    ``visit`` gets each record with its result (its accepted codes left out) as soon as the
-    record is checked.
+    ``index`` is the file's place in the run, which the findings' record handles name. Returns
+    the file's result and each record's (its accepted codes left out), which the caller may
+    use while the records are still in memory (a build makes their rows from them).
     """
     timings: dict[str, float] = {}
     findings = list(source.findings)
@@ -89,7 +81,6 @@ def check_file(
     records = source.records
     n = len(records)
     sigs = np.zeros((n, NUM_PERM), dtype=np.uint16)
-    ids: list[str] = []
     results = [cache.get(r.text) if cache is not None else None for r in records]
     misses = [i for i, r in enumerate(results) if r is None]
     # The sketches of a file's new records in one batch: hashing and MinHash per call cost
@@ -101,6 +92,7 @@ def check_file(
         results[i] = check_record(records[i], config, timings, sk)
         if cache is not None:
             cache.put(records[i].text, results[i])
+    done: list[RecordResult] = []
     for i, (record, result) in enumerate(zip(records, results, strict=True)):
         assert result is not None
         if record.accept and any(f.code in record.accept for f in result.findings):
@@ -108,17 +100,18 @@ def check_file(
                 result, findings=tuple(f for f in result.findings if f.code not in record.accept)
             )
         findings.extend(
-            replace(f, file=source.path, line=f.line + record.line) for f in result.findings
+            replace(f, file=source.path, line=f.line + record.line, record=(index, i))
+            for f in result.findings
         )
-        if visit is not None:
-            visit(record, result)
-        ids.append(result.id)
         sigs[i] = result.sig
-    lines = np.fromiter((r.line for r in source.records), dtype=np.int32, count=n)
-    return FileResult(
+        done.append(result)
+    lines = np.fromiter((r.line for r in records), dtype=np.int32, count=n)
+    ids = [r.id for r in done]
+    file = FileResult(
         source.path, source.header, source.sha256, source.size, lines, ids, sigs, findings,
         timings,
     )  # fmt: skip
+    return file, done
 
 
 def check_corpus(
@@ -143,53 +136,29 @@ def make_report(
     """The run's report: findings configured off or ignored for their file left out, and each
     record finding named by its record's id, which is the id of its row in the table."""
     report = Report(files=[r.path for r in results], records=sum(r.n_records for r in results))
-    by_path = {r.path: r for r in results}
     for found in (*(r.findings for r in results), corpus_findings):
         for f in found:
-            if f.severity is Severity.OFF or (
-                config is not None and config.ignored(f.code, f.file)
-            ):
-                continue
-            report.add(_with_record_id(f, by_path.get(f.file)))
+            if counts(f, config):
+                report.add(_with_record_id(f, results))
     report.timings = timings
     return report.sort()
 
 
-def _with_record_id(f: Finding, result: FileResult | None) -> Finding:
-    if (
-        f.id is not None
-        or result is None
-        or not result.ids
-        or REGISTRY[f.code].scope not in ("record", "corpus")
-    ):
+def counts(f: Finding, config: Config | None) -> bool:
+    """Whether a finding counts: not configured ``off``, nor ignored for its file. The one
+    definition, for the report, the rows a build makes and the findings it adds."""
+    if f.severity is Severity.OFF:
+        return False
+    return config is None or not config.ignored(f.code, f.file)
+
+
+def _with_record_id(f: Finding, results: list[FileResult]) -> Finding:
+    if f.id is not None or f.record is None:
         return f
-    k = int(np.searchsorted(result.lines, f.line, side="right")) - 1
-    return replace(f, id=result.ids[k]) if k >= 0 else f
+    fi, ri = f.record
+    return replace(f, id=results[fi].ids[ri])
 
 
 def add_timings(total: dict[str, float], more: dict[str, float]) -> None:
     for key, value in more.items():
         total[key] = total.get(key, 0.0) + value
-
-
-def run_checks(
-    files: list[SourceFile],
-    config: Config,
-    *,
-    progress: Callable[[str, int], None] | None = None,
-) -> Report:
-    """All findings of parsed ``files`` (in path order), checked in this process."""
-    results = []
-    timings: dict[str, float] = {}
-    for source in files:
-        results.append(check_file(source, config))
-        add_timings(timings, results[-1].timings)
-        if progress is not None:
-            progress(source.path, len(source.records))
-
-    def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
-        return {(fi, ri): files[fi].records[ri].text for fi, ri in keys}
-
-    corpus_findings, corpus_timings = check_corpus(results, config, load)
-    add_timings(timings, corpus_timings)
-    return make_report(results, corpus_findings, timings, config)

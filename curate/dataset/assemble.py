@@ -1,14 +1,13 @@
-"""Turning validated drops into the published table, a file at a time.
+"""Turning the survivors' rows into the published table, ordered by id, a bucket at a time.
 
-The rows were made when each file was checked (:mod:`curate.transform.rows`) and wait in a spool,
-one
-Arrow file per drop. Here the survivors of deduplication and the row policies are taken from
-it and given their flags and provenance. The table is ordered by id, but records arrive in file
-order, so this is done a few files at a time (in worker processes), each task's rows grouped
-by the first hex digit of the id (16 buckets; two digits, 256, for a large table) in one file
-on disk, and each bucket is then read from every task's file, sorted and appended to the
-Parquet file in turn. Memory is bounded by one bucket, not by the corpus, and the output is
-the same bytes whatever the number of workers.
+The rows were made when each file was scanned (:mod:`curate.transform.rows`) and wait in a
+spool, one Arrow file per drop. Here the survivors of deduplication and the row policies are
+taken from it and given their flags and provenance. The table is ordered by id, but records
+arrive in file order, so this is done a few files at a time (tasks, on the engine), each task's
+rows grouped by the first hex digit of the id (16 buckets; two digits, 256, for a large table)
+in one file on disk; then each bucket is read from every task's file, sorted and handed to the
+table writer in turn. Memory is bounded by one bucket, not by the corpus, and the output is the
+same bytes whatever runs the tasks.
 """
 
 from __future__ import annotations
@@ -20,28 +19,31 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc as ipc
-import pyarrow.parquet as pq
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
-from curate.dataset.table import ARROW_SCHEMA, TABLE_SCHEMA
-from curate.dedupe.plan import MATCH_NEAR, MATCHES, Plan
-from curate.engine.local import Workers, borrow
-from curate.release import output as export
-from curate.transform.rows import MADE, MATH_KEPT, read_spool, spool_path
+from curate.dataset.manifest import row_digest
+from curate.dataset.table import ARROW_SCHEMA, check_rows
+from curate.dataset.writers import DataFile, TableWriter
+from curate.dedupe.plan import Plan
+from curate.dedupe.policy import RowPolicy
+from curate.dedupe.provenance import FileTodo, todo_by_file
+from curate.engine.serial import SERIAL
+from curate.transform.rows import MADE, MATH_KEPT, read_spool
 from validation.config import Config
-from validation.corpus import FileResult, record_offsets
-from validation.findings import Finding, Report
-from validation.registry import REGISTRY, finding, row_policy_of
+from validation.corpus import FileResult
+from validation.findings import Finding
+from validation.registry import finding
+
+if TYPE_CHECKING:
+    from curate.engine import Engine
 
 HEX = "0123456789abcdef"
 # Rows are bucketed by the first hex digit of their id, or by the first two beyond this many
@@ -53,10 +55,8 @@ BUCKET_SPANS = b"curate.buckets"  # a task file's metadata: bucket -> [first bat
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
 TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and task files)
+BATCH_ROWS = 20_000  # rows a bucket hands the writer at a time
 Say = Callable[[str], None]
-
-# (record index in its file, its id, its sources, its flags) for each surviving record of a file
-FileTodo = list[tuple[int, str, list[dict[str, Any]], list[str]]]
 
 
 @dataclass
@@ -64,6 +64,7 @@ class Assembled:
     rows: int = 0
     num_bytes: int = 0
     fingerprint: str = ""
+    files: list[DataFile] = field(default_factory=list)  # what the writer wrote
     word_counts: list[np.ndarray] = field(default_factory=list)
     markup: Counter[str] = field(default_factory=Counter)
     has_math: int = 0
@@ -78,61 +79,33 @@ class Assembled:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def _math_kept(file: str, line: int, spans: list[str], config: Config) -> Iterator[Finding]:
+def _math_kept(
+    file: str, line: int, spans: list[str], config: Config, math: str
+) -> Iterator[Finding]:
     for span in spans:
         shown = span if len(span) <= 60 else span[:59] + "…"
         yield finding(
             "math-kept",
             file,
             line,
-            f"math kept as TeX, it cannot be converted to {config.math} faithfully: `{shown}`",
+            f"math kept as TeX, it cannot be converted to {math} faithfully: `{shown}`",
             config,
         )
 
 
-class TableContractBroken(ValueError):
-    """Rows break the published table's contract. Validation may let such a record through
-    when its finding is only a warning (``schema`` set to ``warning``: a header year of 1066);
-    the table still may not hold it, and the build is refused with where and why."""
-
-
-def check_rows(rows: list[dict[str, Any]]) -> None:
-    """The published table's pandera contract, on one file's rows before they are written."""
-    from pandera.errors import SchemaErrors
-
-    frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
-    for col in ("word_count", "char_count"):
-        frame[col] = frame[col].astype("int32")
-    frame["year"] = frame["year"].astype("Int32")
-    try:
-        TABLE_SCHEMA.validate(frame, lazy=True)
-    except SchemaErrors as exc:
-        raise TableContractBroken(_broken(exc.failure_cases, rows)) from None
-
-
-def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> str:
-    """One line: what breaks the contract, each with the first row's source."""
-    seen: dict[tuple[str, str, str], list[str]] = {}
-    for case in cases.itertuples(index=False):
-        where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])
-        if case.index is not None and not pd.isna(case.index):
-            first = rows[int(case.index)]["sources"][0]
-            where.append(f"{first['file']}:{first['line']}")
-    what = []
-    for (column, check, value), where in list(seen.items())[:shown]:
-        at = f" ({where[0]}{' and more rows' if len(where) > 1 else ''})" if where else ""
-        what.append(f"{column} {value[:40]!r} fails {check}{at}")
-    more = f"; {len(seen) - shown} more failures" if len(seen) > shown else ""
-    return (
-        "rows break the published table's contract: "
-        + "; ".join(what)
-        + more
-        + " (a finding only warned about still keeps such a row out of the table)"
-    )
-
-
 # One file's part of an assembly task: its path, spool, record lines and surviving records.
 FilePart = tuple[str, str, np.ndarray, FileTodo]
+
+
+@dataclass(frozen=True)
+class AssemblyTask:
+    """Some consecutive files' survivors, and the file their rows are written to."""
+
+    parts: list[FilePart]
+    config: Config  # for the severity of `math-kept`
+    math: str
+    out: str
+    buckets: list[str]
 
 
 def bucket_names(total: int) -> list[str]:
@@ -142,12 +115,10 @@ def bucket_names(total: int) -> list[str]:
     return [a + b for a in HEX for b in HEX]
 
 
-def rows_of_files(
-    parts: list[FilePart], config: Config, out_dir: str, tag: str, buckets: list[str]
-) -> list[Finding]:
-    """Worker: the rows of some files' survivors, taken from their spools (made when the files
-    were checked) with their flags and sources added, checked against the table's contract and
-    written, grouped by id bucket, into one file in ``out_dir``; returns the ``math-kept``
+def rows_of_files(task: AssemblyTask) -> list[Finding]:
+    """The task: the rows of some files' survivors, taken from their spools (made when the
+    files were scanned) with their flags and sources added, checked against the table's
+    contract and written, grouped by id bucket, into one file; returns the ``math-kept``
     findings of those rows.
 
     Several small files make one task: the contract's check and the bucket writes cost about
@@ -155,7 +126,7 @@ def rows_of_files(
     """
     kept: list[Finding] = []
     rows: list[dict[str, Any]] = []
-    for path, spooled, lines, todo in parts:
+    for path, spooled, lines, todo in task.parts:
         spool = read_spool(Path(spooled))
         picked = spool.take(pa.array([ri for ri, _, _, _ in todo], pa.int64())).to_pylist()
         for row, (ri, rid, sources, flags) in zip(picked, todo, strict=True):
@@ -164,22 +135,23 @@ def rows_of_files(
                     f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the "
                     "file was checked; this is a bug in curate"
                 )
-            kept.extend(_math_kept(path, int(lines[ri]), row.pop(MATH_KEPT), config))
+            kept.extend(_math_kept(path, int(lines[ri]), row.pop(MATH_KEPT), task.config,
+                                   task.math))  # fmt: skip
             row["flags"] = flags
             row["sources"] = sources
         rows += picked
     if not rows:
         return kept
     check_rows(rows)
-    digests = [export.row_digest(r) for r in rows]
+    digests = [row_digest(r) for r in rows]
     table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
         DIGEST, pa.array(digests, pa.string())
     )
     # One file per task, its rows grouped by bucket, and the record batches of each bucket
     # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
     # filtered once per bucket: 256 passes over every task's rows cost more than making them,
-    # and a file per bucket and task made 32,768 files at 256 buckets (cProfile, 292k rows).
-    first = pc.utf8_slice_codeunits(table.column("id"), 0, len(buckets[0])).combine_chunks()
+    # and a file per bucket and task made 32,768 files at 256 buckets.
+    first = pc.utf8_slice_codeunits(table.column("id"), 0, len(task.buckets[0])).combine_chunks()
     order = pc.sort_indices(first)
     table = table.take(order)
     runs = pc.run_end_encode(first.take(order))  # one array: a bucket is one run
@@ -192,7 +164,7 @@ def rows_of_files(
         batches += part
         start = end
     schema = table.schema.with_metadata({BUCKET_SPANS: json.dumps(spans)})
-    with ipc.new_file(Path(out_dir) / f"{tag}.arrow", schema) as writer:
+    with ipc.new_file(task.out, schema) as writer:
         for batch in batches:
             writer.write_batch(batch)
     return kept
@@ -200,167 +172,72 @@ def rows_of_files(
 
 def _tasks(
     files: list[FileResult],
+    names: list[str],
+    spools: list[str | None],
     plan: Plan,
-    policy: RowPolicy | None,
-    names: list[str] | None,
-    spool: Path,
-) -> Iterator[tuple[str, list[FilePart]]]:
+    policy: RowPolicy,
+    make: Callable[[str, list[FilePart]], AssemblyTask],
+) -> Iterator[AssemblyTask]:
     """Consecutive files grouped into tasks of at least :data:`TASK_ROWS` rows (or one file),
     each named by its first file's index."""
     task_rows = max(TASK_ROWS, int(plan.survivors.size) // TASKS)
     parts: list[FilePart] = []
     rows = 0
     tag = ""
-    for fi, todo in todo_by_file(files, plan, policy, names):
+    for fi, todo in todo_by_file(files, names, plan, policy):
         if not todo:
             continue
         if not parts:
             tag = f"{fi:07d}"
-        parts.append((files[fi].path, str(spool_path(spool, fi)), files[fi].lines, todo))
+        spool = spools[fi]
+        assert spool is not None, "a file with survivors has a spool"
+        parts.append((files[fi].path, spool, files[fi].lines, todo))
         rows += len(todo)
         if rows >= task_rows:
-            yield tag, parts
+            yield make(tag, parts)
             parts, rows = [], 0
     if parts:
-        yield tag, parts
-
-
-@dataclass(frozen=True)
-class RowPolicy:
-    """What the row policies decided, by record id: its flags, and whether it is dropped."""
-
-    flags: dict[str, list[str]] = field(default_factory=dict)
-    dropped: frozenset[str] = frozenset()
-
-
-def decide_rows(
-    report: Report, files: list[FileResult], config: Config, names: list[str] | None = None
-) -> tuple[RowPolicy, list[dict[str, Any]]]:
-    """Apply each code's row policy to the records the report's findings name.
-
-    Returns the policy and the dropped records as the report lists them (file name, line, id,
-    the codes that dropped it), one entry per occurrence, in file/line order. ``names`` are
-    the files' names relative to their source folder, as provenance gives them.
-    """
-    lines_of = {r.path: r.lines for r in files}
-    name_of = {r.path: n for r, n in zip(files, names, strict=True)} if names else {}
-    flags: dict[str, set[str]] = {}
-    drops: dict[tuple[str, int, str], set[str]] = {}
-    for f in report.findings:
-        if f.id is None or REGISTRY[f.code].scope != "record":
-            continue  # only a record's own text decides its row (duplicates are merged)
-        policy = row_policy_of(f.code, config)
-        if policy == "flag":
-            flags.setdefault(f.id, set()).add(f.code)
-        elif policy == "drop":
-            lines = lines_of[f.file]
-            first = int(lines[np.searchsorted(lines, f.line, side="right") - 1])
-            drops.setdefault((name_of.get(f.file, Path(f.file).name), first, f.id), set()).add(
-                f.code
-            )
-    dropped_ids = frozenset(rid for _, _, rid in drops)
-    listed = [
-        {"id": rid, "file": name, "line": line, "reasons": sorted(codes)}
-        for (name, line, rid), codes in sorted(drops.items())
-    ]
-    policy = RowPolicy({rid: sorted(c) for rid, c in flags.items() if rid not in dropped_ids},
-                       dropped_ids)  # fmt: skip
-    return policy, listed
-
-
-def todo_by_file(
-    files: list[FileResult],
-    plan: Plan,
-    policy: RowPolicy | None = None,
-    names: list[str] | None = None,
-) -> Iterator[tuple[int, FileTodo]]:
-    """For each file in order, its surviving records with the provenance of every occurrence.
-
-    Made one file at a time, so the provenance of a million records is never all in memory.
-    A survivor ``policy`` drops is left out with the exact duplicates merged into it (they
-    have its text, so its reasons).
-    """
-    policy = policy or RowPolicy()
-    offsets = record_offsets(files)
-    file_of = np.repeat(np.arange(len(files)), [f.n_records for f in files])
-    order, starts = plan.groups()
-    lead_of_run = order[starts[:-1]]  # survivors, ascending: runs are sorted by leader
-    run_file = file_of[lead_of_run]
-
-    def source(g: int) -> dict[str, Any]:
-        f = files[int(file_of[g])]
-        match = MATCHES[int(plan.match[g])]
-        return {
-            "file": names[int(file_of[g])] if names is not None else Path(f.path).name,
-            "line": int(f.lines[g - offsets[file_of[g]]]),
-            "header": f.header.text if f.header else None,
-            "header_language": f.header.language if f.header else None,
-            "match": match,
-            "similarity": round(float(plan.similarity[g]), 6) if match == MATCH_NEAR else None,
-        }
-
-    bounds = np.searchsorted(run_file, np.arange(len(files) + 1))
-    for fi in range(len(files)):
-        runs = range(int(bounds[fi]), int(bounds[fi + 1]))
-        if not runs:
-            continue
-        todo: FileTodo = []
-        for k in runs:
-            members = order[starts[k] : starts[k + 1]].tolist()
-            ri = members[0] - int(offsets[fi])
-            rid = files[fi].ids[ri]
-            if rid in policy.dropped:
-                continue
-            todo.append((ri, rid, [source(g) for g in members], policy.flags.get(rid, [])))
-        yield fi, todo
+        yield make(tag, parts)
 
 
 def assemble(
     files: list[FileResult],
+    names: list[str],
+    spools: list[str | None],
     plan: Plan,
+    policy: RowPolicy,
     config: Config,
-    parquet: Path,
+    math: str,
+    writer: Callable[[], TableWriter],
     *,
-    jobs: int = 1,
-    workers: Workers | None = None,
+    scratch: Path,
+    engine: Engine = SERIAL,
     say: Say = lambda _m: None,
-    policy: RowPolicy | None = None,
-    names: list[str] | None = None,
-    spool: Path,
 ) -> Assembled:
-    """Write the table of the survivors in ``plan`` to ``parquet``, ordered by id, without the
-    rows ``policy`` drops and with the flags it gives; their rows are taken from ``spool``,
-    where validation made them (:func:`curate.scan.run.validate_paths` with ``rows``)."""
+    """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
+    survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
+    it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
+    to a folder in ``scratch``."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
-    parquet.parent.mkdir(parents=True, exist_ok=True)
     kept: list[Finding] = []
-    with tempfile.TemporaryDirectory(
-        prefix=".rows-", dir=parquet.parent, ignore_cleanup_errors=True
-    ) as tmp:
+    with tempfile.TemporaryDirectory(prefix=".rows-", dir=scratch, ignore_cleanup_errors=True) as t:
+        tmp = Path(t)
         buckets = bucket_names(total)
-        work = ((parts, config, tmp, tag, buckets)
-                for tag, parts in _tasks(files, plan, policy, names, spool))  # fmt: skip
-        if jobs > 1 and total >= PARALLEL_MIN_RECORDS:
-            with borrow(workers, jobs) as pool:
-                # A bounded window of submitted tasks keeps the queued provenance small.
-                window: list[Future[list[Finding]]] = []
-                done = 0
-                for args in work:
-                    window.append(pool.submit(rows_of_files, *args))
-                    if len(window) >= 2 * jobs:
-                        kept.extend(window.pop(0).result())
-                        done += 1
-                        if done % 20 == 0:
-                            say(f"assembled {done} tasks of rows")
-                for future in window:
-                    kept.extend(future.result())
-        else:
-            for args in work:
-                kept.extend(rows_of_files(*args))
+
+        def make(tag: str, parts: list[FilePart]) -> AssemblyTask:
+            return AssemblyTask(parts, config, math, (tmp / f"{tag}.arrow").as_posix(), buckets)
+
+        tasks = _tasks(files, names, spools, plan, policy, make)
+        runner = engine if total >= PARALLEL_MIN_RECORDS else SERIAL
+        # A bounded window of submitted tasks keeps the queued provenance small.
+        for done, found in enumerate(runner.map(rows_of_files, tasks, ahead=2 * runner.workers)):
+            kept.extend(found)
+            if runner is not SERIAL and (done + 1) % 20 == 0:
+                say(f"assembled {done + 1} tasks of rows")
         say(f"assembled {total} rows")
         cleaned = time.perf_counter()
-        result = _write_buckets(Path(tmp), parquet, buckets)
+        result = _write_buckets(tmp, writer, buckets)
         result.math_kept = kept
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
@@ -369,24 +246,23 @@ def assemble(
         return result
 
 
-def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
-    """Append the buckets in id order; each bucket is read from every task's file and sorted by
-    index, and written a row group's worth of rows at a time, so memory holds about one bucket
-    and one row group."""
+def _write_buckets(
+    tmp: Path, open_writer: Callable[[], TableWriter], buckets: list[str]
+) -> Assembled:
+    """Hand the writer the buckets in id order; each bucket is read from every task's file and
+    sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
     result = Assembled()
     digest = hashlib.sha256()
-    schema = export.arrow_schema_with_features()
-    size = export.ROW_GROUP_SIZE
-    pending: list[pa.Table] = []
-    pending_rows = 0
+    schema = ARROW_SCHEMA
+    writer = open_writer()
     with contextlib.ExitStack() as stack:
+        stack.callback(lambda: writer.abort() if not result.files else None)
         # Every task file stays open, read (not mapped: pages of a map count as memory while it
         # is open) a bucket's batches at a time, in the order of the tasks.
         tasks = []
         for path in sorted(tmp.glob("*.arrow")):
             reader = ipc.open_file(stack.enter_context(pa.OSFile(str(path))))
             tasks.append((reader, json.loads(reader.schema.metadata[BUCKET_SPANS])))
-        writer = stack.enter_context(pq.ParquetWriter(parquet, schema, **export.PARQUET_OPTIONS))
         for bucket in buckets:
             parts = [
                 reader.get_batch(i)
@@ -400,29 +276,19 @@ def _write_buckets(tmp: Path, parquet: Path, buckets: list[str]) -> Assembled:
             order = pc.sort_indices(table, [("id", "ascending")])
             ids = table.column("id").take(order)
             if len(ids) > 1 and pc.any(pc.equal(ids[1:], ids[:-1])).as_py():
-                # The pandera schema checks ids per file; this is the check across files.
+                # The table's contract checks ids per task; this is the check across them.
                 raise ValueError(f"duplicate id in bucket {bucket}: the dedupe plan is broken")
-            for start in range(0, table.num_rows, size):
-                chunk = table.take(order[start : start + size])
+            for start in range(0, table.num_rows, BATCH_ROWS):
+                chunk = table.take(order[start : start + BATCH_ROWS])
                 for d in chunk.column(DIGEST).to_pylist():
                     digest.update(d.encode())
                 chunk = chunk.drop_columns([DIGEST]).cast(schema)
                 _collect_stats(result, chunk)
-                pending.append(chunk)
-                pending_rows += chunk.num_rows
-                # Full row groups only, so the file's layout depends on the rows, not buckets.
-                while pending_rows >= size:
-                    merged = pa.concat_tables(pending)
-                    writer.write_table(merged.slice(0, size), row_group_size=size)
-                    rest = merged.slice(size)
-                    pending, pending_rows = [rest], rest.num_rows
+                writer.write(chunk)
             del table, order, ids
             # Arrow's allocator keeps what a bucket took and the next does not reuse all of it.
             pa.default_memory_pool().release_unused()
-        if pending_rows:
-            writer.write_table(pa.concat_tables(pending), row_group_size=size)
-        elif result.rows == 0:
-            writer.write_table(schema.empty_table())
+        result.files = writer.close()
     result.fingerprint = digest.hexdigest()
     return result
 

@@ -14,7 +14,7 @@ import pyarrow as pa
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from curate.dataset.table import COLUMNS, hf_features
-from validation.config import Config
+from curate.settings import Settings
 
 DATA_GLOB = "data/train-*"
 DEFAULT_TEMPLATE = "dataset_card.md"
@@ -22,7 +22,7 @@ PACKAGED_TEMPLATE = Path(__file__).parents[1] / "project" / "templates" / "datas
 
 
 def template_path(
-    config: Config, template: str | Path | None = None, root: str | Path = "."
+    settings: Settings, template: str | Path | None = None, root: str | Path = "."
 ) -> Path:
     """The card template: ``template``, else the configured one, else the package's own.
 
@@ -31,32 +31,32 @@ def template_path(
     has no such file, so an installed curate builds anywhere; a template named explicitly
     (option or config) must exist.
     """
-    path = Path(template) if template is not None else Path(root) / config.card_template
+    path = Path(template) if template is not None else Path(root) / settings.card_template
     if path.is_file():
         return path
-    if template is None and config.card_template == DEFAULT_TEMPLATE:
+    if template is None and settings.card_template == DEFAULT_TEMPLATE:
         return PACKAGED_TEMPLATE
     raise FileNotFoundError(f"dataset card template not found: {path}")
 
 
-def license_url(config: Config) -> str | None:
+def license_url(settings: Settings) -> str | None:
     """The licence as a URL, for Croissant: SPDX's page for an SPDX id, else ``license_link``
     (a file in the repository becomes its URL on the Hub)."""
     from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
 
-    if config.license != "other":
+    if settings.license != "other":
         try:
-            spdx = canonicalize_license_expression(config.license)
+            spdx = canonicalize_license_expression(settings.license)
         except InvalidLicenseExpression:
             spdx = None
         if spdx and " " not in spdx:
             return f"https://spdx.org/licenses/{spdx}.html"
-    link = config.license_link
+    link = settings.license_link
     if not link:
         return None
     if "://" in link:
         return link
-    return f"https://huggingface.co/datasets/{config.repo_id}/blob/main/{link.lstrip('/')}"
+    return f"https://huggingface.co/datasets/{settings.repo_id}/blob/main/{link.lstrip('/')}"
 
 
 def size_category(n: int) -> str:
@@ -137,7 +137,7 @@ def length_stats(word_counts: list[int]) -> dict[str, Any]:
 
 
 def render_card(
-    config: Config,
+    settings: Settings,
     *,
     template: Path,
     languages: list[str],
@@ -146,18 +146,18 @@ def render_card(
     download_size: int,
 ) -> str:
     """The README.md of the output folder."""
-    licence: dict[str, Any] = {"license": config.license}
-    if config.license == "other":
+    licence: dict[str, Any] = {"license": settings.license}
+    if settings.license == "other":
         # The Hub's fields for a licence outside its list (huggingface/hub-docs datasetcard.md).
-        licence["license_name"] = config.license_name
-        licence["license_link"] = config.license_link
+        licence["license_name"] = settings.license_name
+        licence["license_link"] = settings.license_link
     card_data = DatasetCardData(
-        language=languages or list(config.languages),
+        language=languages or list(settings.checks.languages),
         **licence,
-        pretty_name=config.dataset_name,
+        pretty_name=settings.dataset_name,
         size_categories=[size_category(stats["rows"])],
-        task_categories=list(config.task_categories) or None,
-        tags=list(config.tags) or None,
+        task_categories=list(settings.task_categories) or None,
+        tags=list(settings.tags) or None,
         configs=[
             {
                 "config_name": "default",
@@ -167,26 +167,26 @@ def render_card(
         dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size),
     )
     columns = [
-        {"name": name, "type": type_label(typ), "description": desc} for name, typ, desc in COLUMNS
+        {"name": c.name, "type": type_label(c.type), "description": c.description} for c in COLUMNS
     ]
     card = DatasetCard.from_template(
         card_data,
         template_str=template.read_text(encoding="utf-8"),
-        pretty_name=config.dataset_name,
-        repo_id=config.repo_id,
-        threshold=config.near_duplicate_threshold,
+        pretty_name=settings.dataset_name,
+        repo_id=settings.repo_id,
+        threshold=settings.checks.near_duplicate_threshold,
         near_policy={"merge": "merged", "keep": "kept as separate rows", "fail": "refused"}[
-            config.near_duplicates
+            settings.near_duplicates
         ],
-        license_note=config.license_note,
-        license=config.license,
-        license_name=config.license_name,
-        license_link=config.license_link,
-        license_url=license_url(config),
-        description=config.description,
-        citation=config.citation,
-        creators=list(config.creators),
-        homepage=config.homepage,
+        license_note=settings.license_note,
+        license=settings.license,
+        license_name=settings.license_name,
+        license_link=settings.license_link,
+        license_url=license_url(settings),
+        description=settings.description,
+        citation=settings.citation,
+        creators=list(settings.creators),
+        homepage=settings.homepage,
         columns=columns,
         **stats,
     )

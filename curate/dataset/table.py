@@ -1,16 +1,19 @@
-"""The one schema of the published dataset.
+"""The one contract of the published dataset.
 
-Arrow types are the source of truth; the pandera schema checked before writing, the Hugging
-Face ``Features`` in the card and the Croissant fields are all derived from or checked against
-this module, so the three can never disagree about a column.
+:data:`COLUMNS` declares every column once, as data; the Arrow schema the table is written
+with, the pandera schema its rows are checked against before writing, the Hugging Face
+``Features`` in the card and the Croissant fields are all generated from it, so they can never
+disagree about a column.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-import pandera.pandas as pa_schema
 import pyarrow as pa
 
 SOURCE_TYPE = pa.struct(
@@ -24,48 +27,90 @@ SOURCE_TYPE = pa.struct(
     ]
 )
 
-# (name, type, description): the description goes into the card and the Croissant file.
-COLUMNS: list[tuple[str, pa.DataType, str]] = [
-    ("id", pa.string(), "Stable id: first 16 hex digits of the SHA-256 of the normalised text."),
-    ("abstract", pa.string(), "The abstract as plain Unicode text (markup converted, NFC)."),
-    ("abstract_raw", pa.string(), "The abstract exactly as found in the source drop."),
-    ("venue", pa.string(), "Venue named by the drop's header, e.g. ICML."),
-    ("year", pa.int32(), "Year named by the drop's header."),
-    ("language", pa.string(), "Language of the abstract (ISO 639-1), by langdetect."),
-    (
-        "word_count",
-        pa.int32(),
-        "Number of words of `abstract` (whitespace-separated; each CJK character is one).",
+
+@dataclass(frozen=True)
+class Column:
+    """One column of the published table: its Arrow type, its description (the card's and the
+    Croissant file's), whether it may be null, and what its values must hold (pandera's checks,
+    generated below: ``pattern`` must match, ``min_length`` characters at least, a number from
+    ``min_value`` to ``max_value``, ``unique``; ``check`` a test of the whole column)."""
+
+    name: str
+    type: pa.DataType
+    description: str
+    nullable: bool = False
+    pattern: str | None = None
+    min_length: int | None = None
+    min_value: int | None = None
+    max_value: int | None = None
+    unique: bool = False
+    check: tuple[Callable[[pd.Series], pd.Series], str] | None = None  # (test, its error)
+
+
+def _sources_ok(values: pd.Series) -> pd.Series:
+    def ok(sources: object) -> bool:
+        items = list(sources) if sources is not None else []
+        return (
+            len(items) >= 1
+            and items[0]["match"] == "original"
+            and all(s["match"] in MATCH_KINDS for s in items)
+            and all((s["similarity"] is None) == (s["match"] != "near") for s in items)
+        )
+
+    return values.map(ok)
+
+
+# The published table, column by column: the one declaration that the Arrow schema, the pandera
+# contract, the card's and the Croissant file's fields are made from.
+COLUMNS: list[Column] = [
+    Column(
+        "id", pa.string(),
+        "Stable id: first 16 hex digits of the SHA-256 of the normalised text.",
+        pattern=r"^[0-9a-f]{16}$", unique=True,
     ),
-    ("char_count", pa.int32(), "Number of characters of `abstract`."),
-    ("has_math", pa.bool_(), "Whether the raw text held LaTeX math."),
-    (
-        "markup",
-        pa.list_(pa.string()),
+    Column(
+        "abstract", pa.string(),
+        "The abstract as plain Unicode text (markup converted, NFC).", min_length=1,
+    ),
+    Column(
+        "abstract_raw", pa.string(),
+        "The abstract exactly as found in the source drop.", min_length=1,
+    ),
+    Column("venue", pa.string(), "Venue named by the drop's header, e.g. ICML.", nullable=True),
+    Column(
+        "year", pa.int32(), "Year named by the drop's header.", nullable=True,
+        min_value=1950, max_value=2100,
+    ),
+    Column(
+        "language", pa.string(), "Language of the abstract (ISO 639-1), by langdetect.",
+        nullable=True,
+    ),
+    Column(
+        "word_count", pa.int32(),
+        "Number of words of `abstract` (whitespace-separated; each CJK character is one).",
+        min_value=1,
+    ),
+    Column("char_count", pa.int32(), "Number of characters of `abstract`.", min_value=1),
+    Column("has_math", pa.bool_(), "Whether the raw text held LaTeX math."),
+    Column(
+        "markup", pa.list_(pa.string()),
         "Kinds of markup found in the raw text and converted: latex, markdown, html.",
     ),
-    (
-        "flags",
-        pa.list_(pa.string()),
+    Column(
+        "flags", pa.list_(pa.string()),
         "Finding codes that fired on this abstract and whose row policy is `flag` (for example "
         "truncated, too-long): kept, but worth a look; empty for most rows.",
     ),
-    (
-        "sources",
-        pa.list_(SOURCE_TYPE),
+    Column(
+        "sources", pa.list_(SOURCE_TYPE),
         "Every occurrence of this abstract in the drops: file, line, header, header language, "
         "match (original, exact or near) and, for near-duplicates, the Jaccard similarity.",
+        nullable=True, check=(_sources_ok, "sources must start with the original"),
     ),
-]
+]  # fmt: skip
 
-NOT_NULL = {
-    "id", "abstract", "abstract_raw", "word_count", "char_count", "has_math", "markup", "flags",
-}  # fmt: skip
-
-ARROW_SCHEMA = pa.schema(
-    [pa.field(name, typ, nullable=name not in NOT_NULL) for name, typ, _ in COLUMNS]
-)
-DESCRIPTIONS = {name: desc for name, _, desc in COLUMNS}
+ARROW_SCHEMA = pa.schema([pa.field(c.name, c.type, nullable=c.nullable) for c in COLUMNS])
+DESCRIPTIONS = {c.name: c.description for c in COLUMNS}
 MATCH_KINDS = ("original", "exact", "near")
 
 # The `datasets` dtype of each Arrow type the table may use, as `datasets` names it (Arrow's
@@ -108,37 +153,85 @@ def hf_features(schema: pa.Schema = ARROW_SCHEMA) -> dict[str, Any]:
     return {field.name: feature(field.type) for field in schema}
 
 
-def _sources_ok(values: pd.Series) -> pd.Series:
-    def ok(sources: object) -> bool:
-        items = list(sources) if sources is not None else []
-        return (
-            len(items) >= 1
-            and items[0]["match"] == "original"
-            and all(s["match"] in MATCH_KINDS for s in items)
-            and all((s["similarity"] is None) == (s["match"] != "near") for s in items)
-        )
-
-    return values.map(ok)
+def _pandas_dtype(column: Column) -> Any:
+    if pa.types.is_string(column.type):
+        return str
+    if pa.types.is_boolean(column.type):
+        return bool
+    if pa.types.is_int32(column.type):
+        return "Int32" if column.nullable else "int32"
+    return object  # lists and structs: pandas holds them as Python objects
 
 
-TABLE_SCHEMA = pa_schema.DataFrameSchema(
-    {
-        "id": pa_schema.Column(str, pa_schema.Check.str_matches(r"^[0-9a-f]{16}$"), unique=True),
-        "abstract": pa_schema.Column(str, pa_schema.Check.str_length(min_value=1)),
-        "abstract_raw": pa_schema.Column(str, pa_schema.Check.str_length(min_value=1)),
-        "venue": pa_schema.Column(str, nullable=True),
-        "year": pa_schema.Column("Int32", pa_schema.Check.in_range(1950, 2100), nullable=True),
-        "language": pa_schema.Column(str, nullable=True),
-        "word_count": pa_schema.Column("int32", pa_schema.Check.ge(1)),
-        "char_count": pa_schema.Column("int32", pa_schema.Check.ge(1)),
-        "has_math": pa_schema.Column(bool),
-        "markup": pa_schema.Column(object),
-        "flags": pa_schema.Column(object),
-        "sources": pa_schema.Column(
-            object, pa_schema.Check(_sources_ok, error="sources must start with the original")
-        ),
-    },
-    strict=True,
-    ordered=True,
-    name="published table",
-)
+def _pandera_column(column: Column) -> Any:
+    import pandera.pandas as pa_schema
+
+    checks = []
+    if column.pattern is not None:
+        checks.append(pa_schema.Check.str_matches(column.pattern))
+    if column.min_length is not None:
+        checks.append(pa_schema.Check.str_length(min_value=column.min_length))
+    if column.min_value is not None and column.max_value is not None:
+        checks.append(pa_schema.Check.in_range(column.min_value, column.max_value))
+    elif column.min_value is not None:
+        checks.append(pa_schema.Check.ge(column.min_value))
+    if column.check is not None:
+        checks.append(pa_schema.Check(column.check[0], error=column.check[1]))
+    return pa_schema.Column(
+        _pandas_dtype(column), checks or None, nullable=column.nullable, unique=column.unique
+    )
+
+
+@functools.cache
+def table_schema() -> Any:
+    """The published table's pandera contract, generated from :data:`COLUMNS`."""
+    import pandera.pandas as pa_schema
+
+    return pa_schema.DataFrameSchema(
+        {c.name: _pandera_column(c) for c in COLUMNS},
+        strict=True,
+        ordered=True,
+        name="published table",
+    )
+
+
+class TableContractBroken(ValueError):
+    """Rows break the published table's contract. Validation may let such a record through
+    when its finding is only a warning (``schema`` set to ``warning``: a header year of 1066);
+    the table still may not hold it, and the build is refused with where and why."""
+
+
+def check_rows(rows: list[dict[str, Any]]) -> None:
+    """The published table's contract, on some rows before they are written."""
+    from pandera.errors import SchemaErrors
+
+    frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
+    for c in COLUMNS:
+        dtype = _pandas_dtype(c)
+        if isinstance(dtype, str):
+            frame[c.name] = frame[c.name].astype(dtype)
+    try:
+        table_schema().validate(frame, lazy=True)
+    except SchemaErrors as exc:
+        raise TableContractBroken(_broken(exc.failure_cases, rows)) from None
+
+
+def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> str:
+    """One line: what breaks the contract, each with the first row's source."""
+    seen: dict[tuple[str, str, str], list[str]] = {}
+    for case in cases.itertuples(index=False):
+        where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])
+        if case.index is not None and not pd.isna(case.index):
+            first = rows[int(case.index)]["sources"][0]
+            where.append(f"{first['file']}:{first['line']}")
+    what = []
+    for (column, check, value), where in list(seen.items())[:shown]:
+        at = f" ({where[0]}{' and more rows' if len(where) > 1 else ''})" if where else ""
+        what.append(f"{column} {value[:40]!r} fails {check}{at}")
+    more = f"; {len(seen) - shown} more failures" if len(seen) > shown else ""
+    return (
+        "rows break the published table's contract: "
+        + "; ".join(what)
+        + more
+        + " (a finding only warned about still keeps such a row out of the table)"
+    )

@@ -29,7 +29,6 @@ class Plan:
     similarity: np.ndarray  # float64[n]: Jaccard to the earlier partner, for near matches
     exact_merged: int
     near_merged: int
-    near_kept: list[tuple[int, int, float]]
 
     @property
     def survivors(self) -> np.ndarray:
@@ -63,20 +62,17 @@ def plan(
     leader_of_id: dict[str, int] = {}
     near = {later: (earlier, score) for later, earlier, score in near_pairs}
     exact = near_count = 0
-    kept: list[tuple[int, int, float]] = []
     for g, rid in enumerate(ids):
         lead = leader_of_id.get(rid)
         if lead is not None:
             leader[g], match[g] = lead, 1
             exact += 1
             continue
-        if g in near:
+        if merge_near and g in near:
             earlier, score = near[g]
-            if merge_near:
-                leader[g], match[g], similarity[g] = leader[earlier], 2, score
-                leader_of_id[rid] = int(leader[earlier])
-                near_count += 1
-                continue
-            kept.append((g, earlier, score))
+            leader[g], match[g], similarity[g] = leader[earlier], 2, score
+            leader_of_id[rid] = int(leader[earlier])
+            near_count += 1
+            continue
         leader_of_id[rid] = g
-    return Plan(leader, match, similarity, exact, near_count, kept)
+    return Plan(leader, match, similarity, exact, near_count)

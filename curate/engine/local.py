@@ -1,4 +1,4 @@
-"""Worker processes for per-file work, shared by the stages of one run.
+"""The local process pool: worker processes on this machine, shared by the stages of one run.
 
 A run starts its workers once, at the first stage that needs them (validation), while the main
 process is still small, and every later stage reuses them. A worker forked later would inherit,
@@ -15,11 +15,16 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
-from types import TracebackType
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
 
+from curate.errors import WorkerDied
+
+T = TypeVar("T")
+R = TypeVar("R")
 PR_SET_PDEATHSIG = 1
 
 
@@ -52,56 +57,52 @@ def _watchdog(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def default_jobs() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
+class LocalPool:
+    """A pool of ``jobs`` worker processes, started on first use and closed with the run."""
 
-
-class Workers:
-    """A process pool of ``jobs`` workers, started on first use and closed with the run."""
+    name = "local"
 
     def __init__(self, jobs: int) -> None:
-        self.jobs = jobs
+        self.workers = max(1, jobs)
         self._pool: ProcessPoolExecutor | None = None
 
     def pool(self) -> ProcessPoolExecutor:
         if self._pool is None:
             method = "fork" if sys.platform == "linux" else "spawn"
             self._pool = ProcessPoolExecutor(
-                max_workers=self.jobs,
+                max_workers=self.workers,
                 mp_context=multiprocessing.get_context(method),
                 initializer=_die_with_parent,
                 initargs=(os.getpid(),),
             )
         return self._pool
 
+    def map(
+        self, fn: Callable[[T], R], tasks: Iterable[T], *, ahead: int | None = None
+    ) -> Iterator[R]:
+        pool = self.pool()
+        window: deque[Future[R]] = deque()
+        try:
+            for task in tasks:
+                window.append(pool.submit(fn, task))
+                if ahead is not None and len(window) >= ahead:
+                    # Taken off the queue as it is read: a done future keeps its result.
+                    yield window.popleft().result()
+            while window:
+                yield window.popleft().result()
+        except BrokenProcessPool:
+            raise WorkerDied(
+                "a worker process died (killed, e.g. by the out-of-memory killer); "
+                "nothing was written; retry with fewer --jobs"
+            ) from None
+
     def close(self) -> None:
-        """Stop the workers; queued work is cancelled, so an interrupted run stops promptly."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def __enter__(self) -> Workers:
+    def __enter__(self) -> LocalPool:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-@contextmanager
-def borrow(workers: Workers | None, jobs: int) -> Iterator[ProcessPoolExecutor]:
-    """The shared pool if it has ``jobs`` workers, else a pool of this stage's own."""
-    own = workers is None or workers.jobs != jobs
-    shared = Workers(jobs) if own or workers is None else workers
-    try:
-        yield shared.pool()
-    finally:
-        if own:
-            shared.close()

@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from curate.ingest.formats.text import UsageError
+from curate.errors import UsageError
 from curate.io import atomic_write_text
 from validation.findings import Finding, Report
 

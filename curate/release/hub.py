@@ -26,6 +26,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+from curate.errors import HubAuthError, HubError, HubSettingsError, OutOfTime
+
 T = TypeVar("T")
 Sleep = Callable[[float], None]
 Say = Callable[[str], None]
@@ -37,22 +39,6 @@ LOGIN_HINT = "set HF_TOKEN to a token with write access, or run `hf auth login`"
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 TIMEOUT_ENV, DEFAULT_TIMEOUT = "CURATE_HUB_TIMEOUT", 30.0
 DEADLINE_ENV, DEFAULT_DEADLINE = "CURATE_HUB_DEADLINE", 120.0
-
-
-class HubError(Exception):
-    """A Hub operation that failed for good; the message is one line and never holds a token."""
-
-
-class HubAuthError(HubError):
-    """The Hub refused the credentials (401) or the permission (403)."""
-
-
-class HubSettingsError(HubError):
-    """``CURATE_HUB_TIMEOUT`` or ``CURATE_HUB_DEADLINE`` is not a positive number: usage."""
-
-
-class OutOfTime(HubError):
-    """The operation's deadline passed before a request could be made."""
 
 
 class Transient(Exception):

@@ -1,8 +1,12 @@
-"""Writing the output folder: exactly the files the Hub dataset repository will hold."""
+"""The output folder: where a build may write, and the swap that replaces it only on success.
+
+A build only ever writes into a new folder, an empty one, or one holding a previous build and
+nothing else, and it only ever deletes what it made: its staging folders (a recognisable name
+*and* a marker file inside) and a previous build it verified file by file against its manifest.
+"""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -13,84 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
-from curate.dataset.table import ARROW_SCHEMA, hf_features
-from curate.ingest.formats.text import UsageError
-
-PARQUET_PATH = "data/train-00000-of-00001.parquet"
-# zstd level 3: on the real dev corpus 10 % larger than level 9, and 3.7 times faster to write
-# (7 times on generated text), which is a quarter of a million-row build's serial time.
-ZSTD_LEVEL = 3
-# ~50 MB of abstracts a row group: small enough to stream, large enough to compress well.
-ROW_GROUP_SIZE = 20_000
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def arrow_schema_with_features() -> pa.Schema:
-    """The table schema, carrying the ``datasets`` features so loaders keep the declared types
-    (the metadata ``datasets`` itself writes; computed without importing it)."""
-    meta = {"huggingface": json.dumps({"info": {"features": hf_features()}}, sort_keys=True)}
-    return ARROW_SCHEMA.with_metadata(meta)
-
-
-PARQUET_OPTIONS: dict[str, Any] = {
-    "compression": "zstd",
-    "compression_level": ZSTD_LEVEL,
-    "write_statistics": True,
-    "use_dictionary": ["venue", "language"],
-}
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-
-
-def row_digest(row: dict[str, Any]) -> str:
-    """SHA-256 of one row as canonical JSON: its content, whatever the file encoding."""
-    return hashlib.sha256(
-        json.dumps(row, ensure_ascii=False, sort_keys=True).encode("utf-8")
-    ).hexdigest()
-
-
-def canonical_fingerprint(rows: list[dict[str, Any]]) -> str:
-    """The content fingerprint of a table: SHA-256 over its rows' digests in id order.
-
-    Defined over row digests so that the build can compute it in worker processes, row by row,
-    and a reader of any release can compute the same from its Parquet file.
-    """
-    digest = hashlib.sha256()
-    for row in rows:
-        digest.update(row_digest(row).encode())
-    return digest.hexdigest()
-
-
-def file_inventory(
-    folder: Path, exclude: set[str], skip: str | None = None
-) -> dict[str, dict[str, Any]]:
-    """Hash and size of every file in ``folder`` but ``exclude`` and what is under ``skip``
-    (a build's working folder, removed before the build is swapped in)."""
-    out = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix()
-        if skip is not None and rel.startswith(skip + "/"):
-            continue
-        if rel not in exclude and rel != STAGING_MARKER:
-            out[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
-    return out
-
-
-# --- the output folder ---------------------------------------------------------------------------
-# A build only ever writes into a new folder, an empty one, or one holding a previous build and
-# nothing else, and it only ever deletes what it made: its staging folders (a recognisable name
-# *and* a marker file inside) and a previous build it verified file by file against its manifest.
+from curate.errors import UsageError
+from curate.io import sha256_file
 
 STAGING_MARKER = ".curate-staging"
 Say = Callable[[str], None]
@@ -357,3 +285,21 @@ def staged_folder(
     finally:
         if held:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
+
+
+@contextmanager
+def claim(
+    target: Path,
+    *,
+    force: bool = False,
+    say: Say = lambda _m: None,
+    on_abort: Callable[[], None] = lambda: None,
+) -> Iterator[Path]:
+    """The output folder, claimed for one build: locked, cleaned of what an interrupted build
+    left, checked to be ours (or ``force``), and a staging folder that replaces it only if the
+    block succeeds (see :func:`staged_folder`)."""
+    with output_lock(target):
+        recover(target, say)
+        check_output(target, force=force)
+        with staged_folder(target, force=force, say=say, on_abort=on_abort) as stage:
+            yield stage

@@ -33,19 +33,13 @@ from typing import Any
 from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 
+from curate.dataset.manifest import CROISSANT, MANIFEST, REPORT_HTML
+from curate.dataset.manifest import REPORT_JSON as REPORT
+from curate.errors import ReleaseUsageError
 from curate.release import hub
-from curate.release.diff import (
-    MANIFEST,
-    SEMVER,
-    ReleaseUsageError,
-    latest_tag,
-    manifest_key_problem,
-    parse_version,
-)
-from curate.report.html import REPORT_HTML
+from curate.release.load import latest_tag, manifest_key_problem
+from curate.release.versions import SEMVER, parse_version
 
-REPORT = "validation-report.json"
-CROISSANT = "croissant.json"
 IGNORED_REMOTE = {".gitattributes"}  # created by the Hub with the repository
 
 
@@ -150,7 +144,7 @@ def _check_parquet(files: dict[str, LocalFile], manifest: dict[str, Any]) -> lis
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from curate.release.output import row_digest
+    from curate.dataset.manifest import row_digest
 
     parquet = sorted(rel for rel in files if rel.endswith(".parquet"))
     if not parquet:

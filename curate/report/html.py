@@ -10,7 +10,6 @@ same build gives the same bytes (fixed SVG ids, no dates, no local paths).
 from __future__ import annotations
 
 import difflib
-import hashlib
 import html
 import json
 import math
@@ -27,7 +26,9 @@ import pyarrow.parquet as pq
 from jinja2 import Environment
 from markupsafe import Markup
 
-REPORT_HTML = "report.html"
+from curate.dataset.manifest import REPORT_HTML
+from curate.io import sha256_file
+
 GENERATOR = '<meta name="generator" content="curate report">'
 # How many rows the page shows at most, so a million-record build still gives a page a browser
 # opens: every count is exact, only the examples are sampled.
@@ -291,12 +292,6 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
 def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> dict[str, Path]:
     """The drops of this build found in ``folders``, by name; only files whose SHA-256 is the
     one the manifest recorded, so a changed drop never lends its text to the page."""
-
-    def sha256_file(
-        path: Path,
-    ) -> str:  # not curate.release.output's: that loads pandas (curate.dataset.table)
-        with path.open("rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
 
     wanted = {s["name"]: s["sha256"] for s in manifest.get("sources", [])}
     found: dict[str, Path] = {}

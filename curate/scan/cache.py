@@ -39,7 +39,7 @@ from validation.registry import REGISTRY
 from validation.runner import RecordResult
 from validation.sketch import NUM_PERM, SKETCH_VERSION
 
-FORMAT = "curate-validation-cache/4"
+FORMAT = "curate-validation-cache/5"
 # New entries are written in transactions of this many, not held until the run ends: about a
 # kilobyte each, a million records' entries took 1.4 GB of the main process's memory.
 FLUSH_ENTRIES = 20_000
@@ -89,7 +89,8 @@ def _finding(f: Finding) -> dict[str, Any]:
 
 
 def _unfinding(d: dict[str, Any]) -> Finding:
-    return Finding(**(d | {"severity": Severity(d["severity"])}))
+    handles = {k: tuple(d[k]) for k in ("record", "related_record") if d.get(k) is not None}
+    return Finding(**(d | {"severity": Severity(d["severity"])} | handles))
 
 
 def encode_record(r: RecordResult) -> dict[str, Any]:
@@ -257,9 +258,10 @@ class ValidationCache:
             self.flush()
 
     # Whole files, keyed by their bytes.
-    def get_file(self, sha256: str, path: str) -> FileResult | None:
+    def get_file(self, sha256: str, path: str, index: int) -> FileResult | None:
+        """The result of a file with these bytes, as the run's file ``index`` at ``path``."""
         value = self._get(self._key("file", sha256.encode()), decode_file)
-        return value.relocated(path) if value is not None else None
+        return value.relocated(path, index) if value is not None else None
 
     def put_file(self, sha256: str, result: FileResult) -> None:
         self._put(self._key("file", sha256.encode()), encode_file(result))

@@ -1,35 +1,38 @@
-"""Validation of source drops: every file checked (in parallel, or from the cache), then the corpus.
+"""The scan stage: every source file read once, on an engine, with the validation cache.
 
-Files are the unit of work: a worker parses one file, runs the file and record checks and
-returns only findings and compact sketches, so memory stays flat however large the corpus is.
+Files are the unit of work: a task (:mod:`curate.scan.task`) parses one file, runs the file and
+record checks and returns only findings and compact sketches, so the main process stays small
+however large the corpus is. The main process looks files up in the cache first (a validation
+run only: a build always reads a file, for its rows), hands the rest to the engine, and writes
+the new cache entries the tasks return.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import stat
 import sys
 import time
-from collections import deque
-from collections.abc import Callable, Iterable
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from curate.ingest.formats.text import discover, display, parse_file
+from curate.engine.serial import SERIAL
 from curate.scan.cache import ValidationCache
+from curate.scan.task import CacheRef, Scanned, ScanTask, scan_file
 from validation.config import Config
 from validation.corpus import FileResult
-from validation.findings import Report
 from validation.registry import finding
-from validation.runner import add_timings, check_corpus, check_file, make_report
 from validation.sketch import NUM_PERM
 
 if TYPE_CHECKING:
-    from curate.engine.local import Workers
+    from curate.engine import Engine
+    from curate.ingest.discover import Source
+    from curate.transform.rows import Cleaning
 
 # Below this much input, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 2_000_000
@@ -38,207 +41,109 @@ Progress = Callable[[str, int], None]
 Warn = Callable[[str], None]
 
 
-@dataclass
-class ValidationRun:
-    files: list[FileResult]
-    report: Report
-    cache_hits: int = 0
-    cache_misses: int = 0
-    # Each file's name relative to its source folder (parallel to ``files``): what a build
-    # publishes instead of the local path.
-    names: list[str] = field(default_factory=list)
-
-
-def _stderr_warning(message: str) -> None:
+def stderr_warning(message: str) -> None:
     print(f"curate: warning: {message}", file=sys.stderr, flush=True)
 
 
-_worker_caches: dict[tuple[str, str], ValidationCache] = {}
+@dataclass
+class Scan:
+    """Every file's result, in discovery order, with what later stages find them by."""
+
+    files: list[FileResult]
+    names: list[str]  # each file's name relative to its source folder: what a build publishes
+    spools: list[str | None]  # each file's spool of rows, in a build
+    timings: dict[str, float] = field(default_factory=dict)
+    cache_hits: int = 0
+    cache_misses: int = 0
 
 
-def _check_one(
-    path: str, config: Config, cache_dir: str | None, rows: str | None = None
-) -> tuple[FileResult, list[tuple[str, str, str]], int, int]:
-    """Worker: check one file; return its result and the cache entries the parent is to store.
+@dataclass(frozen=True)
+class Rows:
+    """A build's request to the scan: make every record's rows, into spool files in
+    ``folder``, as ``cleaning`` says."""
 
-    A worker reads the cache through one read-only connection kept for its lifetime (not one
-    per file), and the parent writes the new entries (in transactions of
-    :data:`curate.scan.cache.FLUSH_ENTRIES`).
-    """
-    if not cache_dir:
-        return _check_with(path, config, None, rows), [], 0, 0
-    key = (cache_dir, json.dumps(config.as_dict(), sort_keys=True, default=str))
-    cache = _worker_caches.get(key)
-    if cache is None:
-        cache = _worker_caches[key] = ValidationCache(
-            cache_dir, config, _stderr_warning, readonly=True
-        )
-    hits, misses = cache.hits, cache.misses
-    result = _check_with(path, config, cache, rows)
-    return result, cache.take_pending(), cache.hits - hits, cache.misses - misses
+    folder: Path
+    cleaning: Cleaning
+
+    def spool(self, index: int) -> str:
+        return (self.folder / f"{index:07d}.arrow").as_posix()
 
 
-def _check_with(
-    path: str, config: Config, cache: ValidationCache | None, rows: str | None = None
-) -> FileResult:
-    """Parse and check one file; with ``rows`` (a spool file), also make its records' rows.
-
-    This is the one visit of a file: parsing, checks and rows, each record passing each stage
-    once (see :mod:`curate.transform.rows`).
-    """
-    t = time.perf_counter()
-    source = parse_file(Path(path), config)
-    parse_seconds = time.perf_counter() - t
-    spool = None
-    if rows is not None:
-        from curate.transform.rows import (
-            RowSpool,
-        )  # the cleaner: only a build pays for importing it
-
-        spool = RowSpool(source.path, config, Path(rows))
-    result = check_file(source, config, cache, spool)
-    result.timings["parse"] = result.timings.get("parse", 0.0) + parse_seconds
-    if spool is not None:
-        t = time.perf_counter()
-        spool.write()
-        result.timings["clean + rows"] = spool.seconds + time.perf_counter() - t
-    return result
-
-
-def _texts_loader(results: list[FileResult], config: Config, rows: Path | None = None):
-    """Record texts by (file, record) index, for the near-duplicate check's few candidates:
-    from the spooled rows in a build, else by parsing the file again."""
-
-    def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
-        by_file: dict[int, list[int]] = {}
-        for fi, ri in keys:
-            by_file.setdefault(fi, []).append(ri)
-        out = {}
-        for fi, indexes in by_file.items():
-            if rows is not None:
-                from curate.transform.rows import raw_texts
-
-                texts = raw_texts(rows, fi, indexes)
-                out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
-                continue
-            source = parse_file(Path(results[fi].path), config)
-            for ri in indexes:
-                out[(fi, ri)] = source.records[ri].text
-        return out
-
-    return load
-
-
-def validate_paths(
-    paths: Iterable[str | Path],
+def scan(
+    sources: list[Source],
     config: Config,
     *,
-    jobs: int | None = None,
-    workers: Workers | None = None,
+    engine: Engine | Callable[[], Engine],
     cache_dir: str | Path | None = None,
+    rows: Rows | None = None,
     progress: Progress | None = None,
-    warn: Warn = _stderr_warning,
-    rows: Path | None = None,
-) -> ValidationRun:
-    """Parse and check the drops at ``paths``; raises ``UsageError`` for a missing path.
+    warn: Warn = stderr_warning,
+) -> Scan:
+    """Scan ``sources`` (as :func:`curate.ingest.discover.discover` found them).
 
-    ``jobs`` worker processes check files in parallel (default: one per core, and none for a
-    small input), from ``workers`` if the caller shares its pool; ``cache_dir`` turns on the
-    content-addressed cache. With ``rows`` (a folder), each file's rows are made in the same
-    visit and spooled there as ``curate.transform.rows.spool_path(rows, file index)``: what a build
-    does. A file is then always read, even when the cache knows its findings.
+    ``engine`` runs the tasks (or makes the engine, called only when the work is large enough
+    to go parallel); ``cache_dir`` turns on the content-addressed cache. With ``rows``, each
+    file's rows are made in the same visit: what a build does. A file is then always read, even
+    when the cache knows its findings.
     """
-    entries = discover(paths, config.exclude)
-    found = [e.path for e in entries]
     timings: dict[str, float] = {}
     cache = ValidationCache(cache_dir, config, warn) if cache_dir else None
-    results: list[FileResult | None] = [None] * len(found)
-    todo: list[int] = []
+    results: list[FileResult | None] = [None] * len(sources)
+    todo: list[ScanTask] = []
+    ref = CacheRef(str(cache_dir), uuid.uuid4().hex) if cache is not None else None
     t = time.perf_counter()
-    for i, entry in enumerate(entries):
-        if entry.problem is not None:  # a symlink out of the folders, a dangling one, a loop
-            code, message = entry.problem
-            where = entry.path.as_posix()
+    for i, source in enumerate(sources):
+        where = source.path.as_posix()
+        if source.problem is not None:  # a symlink out of the folders, a dangling one, a loop
+            code, message = source.problem
             results[i] = _empty_result(where, [finding(code, where, 0, message, config)])
             continue
         if cache is not None and rows is None:
-            data = _cacheable_bytes(entry.path, config)
+            data = _cacheable_bytes(source.path, config)
             sha = hashlib.sha256(data).hexdigest() if data is not None else ""
-            hit = cache.get_file(sha, entry.path.as_posix()) if sha else None
+            hit = cache.get_file(sha, where, i) if sha else None
             if hit is not None:
                 results[i] = hit
                 if progress:
                     progress(hit.path, hit.n_records)
                 continue
-        todo.append(i)
+        spool = rows.spool(i) if rows is not None else None
+        cleaning = rows.cleaning if rows is not None else None
+        todo.append(ScanTask(i, where, source.format, config, ref, spool, cleaning))
     timings["cache lookup"] = time.perf_counter() - t
 
-    total = sum(_size(found[i]) for i in todo)
-    parallel = False
+    t = time.perf_counter()
+    total = sum(_size(Path(task.path)) for task in todo)
+    runner: Engine = SERIAL
     if len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
         # Only here: a warm or small run starts no worker, and imports no multiprocessing.
-        from curate.engine.local import default_jobs
-
-        jobs = (workers.jobs if workers else default_jobs()) if jobs is None else max(1, jobs)
-        parallel = jobs > 1
-    cache_arg = str(cache_dir) if cache is not None else None
-    t = time.perf_counter()
-    if parallel:
-        from curate.engine.local import borrow
-
-        assert jobs is not None
-        with borrow(workers, jobs) as pool:
-            # Taken off the queue as they are read: a done future keeps its result, which holds
-            # the file's new cache entries (292k records: 250 MB held to the end of the run).
-            futures = deque(
-                pool.submit(_check_one, found[i].as_posix(), config, cache_arg, _spool(rows, i))
-                for i in todo
-            )
-            for i in todo:
-                results[i], pending, hits, misses = futures.popleft().result()
-                if cache is not None:
-                    cache.add_pending(pending)
-                    cache.hits += hits
-                    cache.misses += misses
-                _store(cache, results[i], progress)
-    else:
-        for i in todo:
-            results[i] = _check_with(found[i].as_posix(), config, cache, _spool(rows, i))
-            _store(cache, results[i], progress)
+        chosen = engine() if callable(engine) else engine
+        if chosen.workers > 1:
+            runner = chosen
+    for task, done in zip(todo, runner.map(scan_file, todo), strict=True):
+        results[task.index] = _store(cache, done, progress)
     timings["files (wall)"] = time.perf_counter() - t
 
-    done = [r for r in results if r is not None]
-    for r in done:
-        add_timings(timings, r.timings)
-    corpus_findings, corpus_timings = check_corpus(done, config, _texts_loader(done, config, rows))
-    add_timings(timings, corpus_timings)
-    run = ValidationRun(
-        done,
-        make_report(done, corpus_findings, timings, config),
-        names=[e.name for e in entries],
-    )
+    files = [r for r in results if r is not None]
+    out = Scan(files, [s.name for s in sources], [rows.spool(i) if rows else None
+               for i in range(len(sources))], timings)  # fmt: skip
     if cache is not None:
         cache.close()
-        run.cache_hits, run.cache_misses = cache.hits, cache.misses
-    return run
+        out.cache_hits, out.cache_misses = cache.hits, cache.misses
+    return out
 
 
-def _spool(rows: Path | None, file_index: int) -> str | None:
-    if rows is None:
-        return None
-    from curate.transform.rows import spool_path
-
-    return spool_path(rows, file_index).as_posix()
-
-
-def _store(
-    cache: ValidationCache | None, result: FileResult | None, progress: Progress | None
-) -> None:
-    assert result is not None
-    if cache is not None and result.sha256:
-        cache.put_file(result.sha256, replace(result, timings={}))
+def _store(cache: ValidationCache | None, done: Scanned, progress: Progress | None) -> FileResult:
+    result = done.file
+    if cache is not None:
+        cache.add_pending(done.cache_entries)
+        cache.hits += done.hits
+        cache.misses += done.misses
+        if result.sha256:
+            cache.put_file(result.sha256, replace(result, timings={}))
     if progress:
         progress(result.path, result.n_records)
+    return result
 
 
 def _size(path: Path) -> int:
@@ -269,17 +174,3 @@ def _empty_result(path: str, findings: list) -> FileResult:
     return FileResult(
         path, None, "", 0, np.empty(0, np.int32), [], np.empty((0, NUM_PERM), np.uint16), findings
     )
-
-
-def printable(report: Report) -> Report:
-    """The report with every path printable and writable as UTF-8 (see :func:`display`)."""
-    findings = [
-        replace(
-            f,
-            file=display(f.file),
-            related=display(f.related) if f.related is not None else None,
-            message=display(f.message),
-        )
-        for f in report.findings
-    ]
-    return replace(report, findings=findings, files=[display(p) for p in report.files])

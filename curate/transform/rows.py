@@ -1,12 +1,12 @@
 """A record's row, made in the same visit as its checks, and kept on disk until the corpus is known.
 
-A build visits each file once: a worker parses it, checks every record, and right away cleans
-the record and makes what its row can have before the corpus-wide steps decide which records
-survive: everything but ``flags`` and ``sources``. What the checks computed (the id, the
-language) is what the row uses. The rows of a file are spooled to one Arrow file, record by
-record in file order, so that the main process holds none of them; after deduplication and the
-row policies, :mod:`curate.dataset.assemble` takes the survivors' rows from the spool and adds their
-provenance.
+A build reads each file once: the per-file task parses it, checks every record and, with the
+records and their results still in memory, cleans each record and makes what its row can have
+before the corpus-wide steps decide which records survive: everything but ``flags`` and
+``sources``. What the checks computed (the id, the language) is what the row uses. The rows of
+a file are spooled to one Arrow file, record by record in file order, so that the main process
+holds none of them; after deduplication and the row policies, :mod:`curate.dataset.assemble`
+takes the survivors' rows from the spool and adds their provenance.
 
 A record whose own findings stop the build (an error) or drop its row (a ``drop`` row policy)
 gets no row, only its raw text, which the near-duplicate check reads from the spool too.
@@ -14,8 +14,8 @@ gets no row, only its raw text, which the near-duplicate check reads from the sp
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from validation.config import Config
 from validation.findings import Severity
 from validation.records import Record
 from validation.registry import row_policy_of
-from validation.runner import RecordResult
+from validation.runner import RecordResult, counts
 
 # The columns a row has before the corpus is known; `flags` and `sources` come after.
 CONTENT = [f.name for f in ARROW_SCHEMA if f.name not in ("flags", "sources")]
@@ -47,10 +47,10 @@ def has_math(raw: str) -> bool:
     )
 
 
-def content_row(record: Record, result: RecordResult, config: Config) -> dict[str, Any]:
+def content_row(record: Record, result: RecordResult, math: str) -> dict[str, Any]:
     """The row of one record without its flags and sources; ``_math_kept`` lists the math
     spans published as TeX because they could not be converted."""
-    cleaned = clean_text(record.text, math=config.math)
+    cleaned = clean_text(record.text, math=math)
     header = record.header
     return {
         "id": result.id,
@@ -68,61 +68,59 @@ def content_row(record: Record, result: RecordResult, config: Config) -> dict[st
     }
 
 
-def gets_row(path: str, result: RecordResult, config: Config) -> bool:
+@dataclass(frozen=True)
+class Cleaning:
+    """What making a row needs beyond the checks' settings: how math is written, and the row
+    policies that keep a record's row out of the table (the build's settings)."""
+
+    math: str = "unicode"
+    row_policy: Mapping[str, str] = field(default_factory=dict)
+
+
+def gets_row(path: str, result: RecordResult, config: Config, cleaning: Cleaning) -> bool:
     """False when the record's own findings refuse the build or drop its row.
 
-    The same rules as the report (a finding ``off`` or ignored for the file does not count)
-    and as :func:`curate.dataset.assemble.decide_rows`; a record judged wrongly here is caught
-    there,
-    as a row missing from the spool.
+    The same rules as the report (:func:`validation.runner.counts`) and as
+    :func:`curate.dedupe.policy.decide_rows`; a record judged wrongly here is caught there, as
+    a row missing from the spool.
     """
     for f in result.findings:
-        if f.severity is Severity.OFF or config.ignored(f.code, path):
+        if not counts(replace(f, file=path), config):
             continue
-        if f.severity is Severity.ERROR or row_policy_of(f.code, config) == "drop":
+        if f.severity is Severity.ERROR or row_policy_of(f.code, cleaning.row_policy) == "drop":
             return False
     return True
 
 
-@dataclass
-class RowSpool:
-    """The visitor that makes a file's rows as its records are checked (see
-    :data:`validation.runner.RecordVisitor`), then writes them to ``target``."""
-
-    path: str
-    config: Config
-    target: Path
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    seconds: float = 0.0
-
-    def __call__(self, record: Record, result: RecordResult) -> None:
-        t = time.perf_counter()
-        if gets_row(self.path, result, self.config):
-            self.rows.append(content_row(record, result, self.config))
-        else:
-            self.rows.append({"id": result.id, "abstract_raw": record.text, MADE: False})
-        self.seconds += time.perf_counter() - t
-
-    def write(self) -> None:
-        if not self.rows:
-            return
-        table = pa.Table.from_pylist(self.rows, schema=SPOOL_SCHEMA)
-        with ipc.new_file(self.target, SPOOL_SCHEMA) as writer:
-            writer.write_table(table)
-        self.rows = []
+def spool_rows(
+    path: str,
+    records: list[Record],
+    results: list[RecordResult],
+    config: Config,
+    cleaning: Cleaning,
+    target: Path,
+) -> None:
+    """Make the rows of one file's records and write them to its spool file ``target``."""
+    rows = [
+        content_row(record, result, cleaning.math)
+        if gets_row(path, result, config, cleaning)
+        else {"id": result.id, "abstract_raw": record.text, MADE: False}
+        for record, result in zip(records, results, strict=True)
+    ]
+    if not rows:
+        return
+    table = pa.Table.from_pylist(rows, schema=SPOOL_SCHEMA)
+    with ipc.new_file(target, SPOOL_SCHEMA) as writer:
+        writer.write_table(table)
 
 
-def spool_path(spool: Path, file_index: int) -> Path:
-    return spool / f"{file_index:07d}.arrow"
-
-
-def read_spool(path: Path) -> pa.Table:
+def read_spool(path: str | Path) -> pa.Table:
     """A file's spooled rows, memory-mapped: reading a column costs only that column."""
     return ipc.open_file(pa.memory_map(str(path))).read_all()
 
 
-def raw_texts(spool: Path, file_index: int, records: list[int]) -> list[str]:
-    """The raw texts of some records of one file (by their index in it), from its spool: what
-    the near-duplicate check and the report read instead of parsing the drop again."""
-    raw = read_spool(spool_path(spool, file_index)).column("abstract_raw")
+def raw_texts(spool: str | Path, records: list[int]) -> list[str]:
+    """The raw texts of some records of one file (by their index in it), from its spool file:
+    what the near-duplicate check and the report read instead of parsing the drop again."""
+    raw = read_spool(spool).column("abstract_raw")
     return [raw[ri].as_py() for ri in records]

@@ -32,7 +32,7 @@ from functools import lru_cache
 from pylatexenc import latexwalker, macrospec
 from pylatexenc.latex2text import get_default_latex_context_db
 
-from validation.config import MATH_POLICIES
+from curate.settings import MATH_POLICIES
 
 __all__ = ["MATH_POLICIES", "MathResult", "convert"]
 

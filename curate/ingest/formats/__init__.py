@@ -1,0 +1,99 @@
+"""Source formats: which files each one claims, and how it turns their bytes into records.
+
+A format is an object with a ``name``, the file-name ``patterns`` it claims (globs matched
+against the file's name) and ``read(path, config) -> SourceFile``, which never raises on bad
+input: what it cannot read becomes a finding with the file and line (or row), and the rest of
+the file is still read. Every record it yields carries its own provenance (file, line, header).
+
+The registry names each format by the module that defines it, so discovery (which only needs
+the patterns) imports no parser, and the validation cache can hash the source of every
+registered format: a change to a reader changes the results it caches.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from validation.config import Config
+    from validation.records import SourceFile
+
+
+class SourceFormat(Protocol):
+    name: str
+    patterns: tuple[str, ...]
+
+    def read(self, path: Path, config: Config) -> SourceFile: ...
+
+
+@dataclass(frozen=True)
+class FormatEntry:
+    """A registered format: its name, the patterns it claims, and where its class lives."""
+
+    name: str
+    patterns: tuple[str, ...]
+    target: str  # "module:Class", imported on first use
+
+    @property
+    def module(self) -> str:
+        return self.target.partition(":")[0]
+
+    def load(self) -> SourceFormat:
+        module, _, cls = self.target.partition(":")
+        return getattr(importlib.import_module(module), cls)()
+
+
+REGISTRY: dict[str, FormatEntry] = {}
+
+
+def register(name: str, patterns: tuple[str, ...], target: str) -> None:
+    """Register a format. Two formats may not claim the same pattern."""
+    if name in REGISTRY:
+        raise ValueError(f"source format {name!r} registered twice")
+    for other in REGISTRY.values():
+        if set(other.patterns) & set(patterns):
+            raise ValueError(f"source formats {other.name!r} and {name!r} claim the same files")
+    REGISTRY[name] = FormatEntry(name, tuple(patterns), target)
+
+
+register("text", ("*.txt",), "curate.ingest.formats.text:TextDrops")
+DEFAULT = "text"  # what a file given by name, that no format claims, is read as
+
+
+def patterns() -> tuple[str, ...]:
+    """Every pattern a registered format claims, in registration order."""
+    return tuple(p for entry in REGISTRY.values() for p in entry.patterns)
+
+
+def claim(filename: str) -> str | None:
+    """The name of the one format that claims a file of this name, or None."""
+    for entry in REGISTRY.values():
+        if any(fnmatch.fnmatchcase(filename, p) for p in entry.patterns):
+            return entry.name
+    return None
+
+
+_loaded: dict[str, SourceFormat] = {}
+
+
+def get(name: str) -> SourceFormat:
+    """The format registered as ``name`` (its module imported on first use)."""
+    found = _loaded.get(name)
+    if found is None:
+        found = _loaded[name] = REGISTRY[name].load()
+    return found
+
+
+def module_files() -> list[Path]:
+    """The source file of every registered format, for the validation cache's key."""
+    files = []
+    for entry in REGISTRY.values():
+        spec = importlib.util.find_spec(entry.module)
+        if spec is not None and spec.origin:
+            files.append(Path(spec.origin))
+    return files

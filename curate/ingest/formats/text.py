@@ -1,4 +1,5 @@
-"""Turning the bytes of a source drop into records and parse findings.
+"""Text drops: a header line naming the venue, year and list, a blank line, then records
+separated by blank lines. The first source format and the default one.
 
 Parsing never raises on bad input: what it cannot read becomes a finding with a path and a
 line, and whatever can still be read is kept, so one broken file hides nothing else.
@@ -6,18 +7,12 @@ line, and whatever can still be read is kept, so one broken file hides nothing e
 
 from __future__ import annotations
 
-import errno
-import fnmatch
 import hashlib
-import os
 import re
 import stat
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import validation.checks  # noqa: F401  (registers the parse codes)
-from curate.errors import UsageError
 from validation.config import Config
 from validation.headers import parse_header
 from validation.records import Record, SourceFile
@@ -27,131 +22,14 @@ BOM = "\ufeff"
 ACCEPT_MARKER = re.compile(r"^[ \t]*#[ \t]*curate:[ \t]*accept[ \t]+([a-z][a-z, \t-]*?)[ \t]*$")
 
 
-DROP_GLOB = "*.txt"
+class TextDrops:
+    """The :class:`~curate.ingest.formats.SourceFormat` of plain-text drops (``*.txt``)."""
 
+    name = "text"
+    patterns = ("*.txt",)
 
-@dataclass(frozen=True)
-class Found:
-    """One input entry: where to read it, its name in outputs, and why it is not read (if so).
-
-    ``name`` is the path relative to the folder given (a file given by itself: its name), so the
-    outputs never depend on, or reveal, where the sources lived, while ``a/x.txt`` and
-    ``b/x.txt`` stay distinct.
-    """
-
-    path: Path
-    name: str
-    problem: tuple[str, str] | None = None  # (code, message): a finding instead of reading it
-
-
-def display(path: str | Path) -> str:
-    """A path as text that can always be printed and written as UTF-8.
-
-    A file name that is not valid UTF-8 keeps its undecodable bytes as ``\\xNN`` escapes:
-    deterministic, readable, and never a crash when a report or the table is written.
-    """
-    text = path if isinstance(path, str) else Path(path).as_posix()
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:  # a surrogate that no undecodable byte stands for
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
-    name = rel.rpartition("/")[2]
-    return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
-
-
-def _walk(root: Path, roots: list[Path], exclude: tuple[str, ...]) -> Iterator[Found]:
-    """Every drop under ``root``, in sorted order, following symlinks only inside ``roots``."""
-    seen: set[Path] = set()
-
-    def inside(target: Path) -> bool:
-        return any(target == r or target.is_relative_to(r) for r in roots)
-
-    def visit(folder: Path, prefix: str) -> Iterator[Found]:
-        real = folder.resolve()
-        if real in seen:  # a symlink back up the tree: each folder is read once
-            return
-        seen.add(real)
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as exc:
-            rel = prefix.rstrip("/") or "."
-            yield Found(folder, rel, ("unreadable", f"cannot list folder: {exc.strerror or exc}"))
-            return
-        for entry in entries:
-            rel = prefix + entry.name
-            path = Path(entry.path)
-            if _excluded(rel, exclude):
-                continue
-            link = entry.is_symlink()
-            try:
-                target = path.resolve(strict=True) if link else path
-                is_dir = target.is_dir()
-            except FileNotFoundError:
-                if fnmatch.fnmatchcase(entry.name, DROP_GLOB):
-                    yield Found(path, rel, ("unreadable", "dangling symlink: its target is gone"))
-                continue
-            except (OSError, RuntimeError) as exc:  # a symlink loop, or no permission
-                why = (
-                    "symlink loop"
-                    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
-                    else (exc.strerror or str(exc))
-                )
-                yield Found(path, rel, ("unreadable", f"cannot follow: {why}"))
-                continue
-            if link and not inside(target):
-                if is_dir or fnmatch.fnmatchcase(entry.name, DROP_GLOB):
-                    yield Found(
-                        path,
-                        rel,
-                        ("outside-link", "symlink to a path outside the folders given; not read"),
-                    )
-                continue
-            if is_dir:
-                yield from visit(path, rel + "/")
-            elif fnmatch.fnmatchcase(entry.name, DROP_GLOB):
-                yield Found(path, rel)
-
-    yield from visit(root, "")
-
-
-def discover(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list[Found]:
-    """The drops named by ``paths``: files as given, folders searched recursively for ``*.txt``.
-
-    The result is sorted by path and without repeats, since "earlier" in the duplicate checks
-    means earlier in this order. A folder that yields nothing is a usage error: a moved or
-    misspelt drop folder must not pass as a clean, empty corpus.
-    """
-    given = [Path(p) for p in paths]
-    roots = [p.resolve() for p in given if p.is_dir()]
-    found: dict[str, Found] = {}
-    for path in given:
-        if path.is_dir():
-            entries = list(_walk(path, roots, exclude))
-            if not entries:
-                also = f" (after --exclude {', '.join(exclude)})" if exclude else ""
-                raise UsageError(f"no drops ({DROP_GLOB}) in {display(path)}{also}")
-            for item in entries:
-                found.setdefault(item.path.as_posix(), item)
-        elif path.exists() or path.is_symlink():
-            found.setdefault(path.as_posix(), Found(path, display(path.name)))
-        else:
-            raise UsageError(f"no such file or folder: {display(path)}")
-    if not found:
-        raise UsageError("no drops given")
-    items = [found[k] for k in sorted(found)]
-    names = [f.name for f in items]
-    if len(set(names)) != len(names):  # folders given side by side: name them from their parent
-        base = os.path.commonpath([str(f.path.absolute().parent) for f in items])
-        items = [replace(f, name=display(os.path.relpath(f.path.absolute(), base))) for f in items]
-    return [replace(f, name=display(f.name)) for f in items]
-
-
-def collect_paths(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list[Path]:
-    """The drop files named by ``paths`` (see :func:`discover`), as paths."""
-    return [f.path for f in discover(paths, exclude)]
+    def read(self, path: Path, config: Config) -> SourceFile:
+        return parse_file(path, config)
 
 
 def _is_blank(line: str) -> bool:

@@ -1,0 +1,7 @@
+"""``python -m curate.cli``: the ``curate`` command."""
+
+import sys
+
+from curate.cli import main
+
+sys.exit(main())

@@ -1,0 +1,187 @@
+"""What several commands share: their options, the settings they read, and the project folder.
+
+Imports only argparse-level modules; the settings file is read when a command asks for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from curate.errors import UsageError
+
+if TYPE_CHECKING:
+    from curate.settings import LoadedSettings, Settings
+    from validation.config import Config
+
+DEFAULT_SOURCES = "sources"
+DEFAULT_CACHE_DIR = ".curate-cache"
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"curate: error: {message}\n")
+
+
+def add_paths(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: sources/)")
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes for per-file checks (default: one per core)",
+    )
+    p.add_argument(
+        "--no-cache",
+        action="store_true",
+        help=f"do not read or write the validation cache ({DEFAULT_CACHE_DIR}/ by default, "
+        "or $CURATE_CACHE_DIR)",
+    )
+
+
+def add_safety_options(p: argparse.ArgumentParser, *, build: bool) -> None:
+    """Filesystem and process safety: inputs, the output folder, the worker count."""
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="leave out drops whose path (relative to the folder given) or name matches GLOB; "
+        "repeatable, added to the config's exclude list",
+    )
+    p.add_argument(
+        "--force-jobs",
+        action="store_true",
+        help="allow --jobs above the number of CPUs (it is capped otherwise)",
+    )
+    if build:
+        p.add_argument(
+            "--force",
+            action="store_true",
+            help="if --out holds files that are not a previous build, move them aside to "
+            "DIR.replaced-N (kept) instead of refusing; never allowed for the current folder, "
+            "a parent of it or a source folder",
+        )
+
+
+def add_config(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="TOML file with a [tool.curate] table (default: the nearest curate.toml, or "
+        "pyproject.toml with a [tool.curate] table, up from the working folder)",
+    )
+
+
+def add_console_options(p: argparse.ArgumentParser) -> None:
+    """-q/-v, accepted before the command (``curate -q build``) and after it alike."""
+    group = p.add_mutually_exclusive_group()
+    group.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="no progress on stderr: only errors, and the result on stdout",
+    )
+    group.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="also a line per file checked, and the time each stage took",
+    )
+
+
+def add_baseline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help="leave out the findings FILE accepted (made by --write-baseline): only new ones "
+        "are reported and fail the run",
+    )
+    p.add_argument(
+        "--write-baseline",
+        nargs="?",
+        const="curate-baseline.json",
+        metavar="FILE",
+        help="accept every current finding: write them to FILE (default: "
+        "curate-baseline.json) and exit 0",
+    )
+
+
+def jobs(args: argparse.Namespace) -> int | None:
+    """--jobs, capped at the CPUs this process may use unless --force-jobs."""
+    if args.jobs is None:
+        return None
+    from curate.engine import default_jobs
+
+    if args.jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {args.jobs}")
+    cpus = default_jobs()
+    if args.jobs > cpus and not args.force_jobs:
+        print(
+            f"curate: note: --jobs {args.jobs} capped at {cpus}, the CPUs available "
+            "(--force-jobs to override)",
+            file=sys.stderr,
+        )
+        return cpus
+    return args.jobs
+
+
+def cache_dir(args: argparse.Namespace) -> str | None:
+    if args.no_cache:
+        return None
+    return os.environ.get("CURATE_CACHE_DIR") or DEFAULT_CACHE_DIR
+
+
+def loaded(args: argparse.Namespace) -> LoadedSettings:
+    """The settings file of this run, read once."""
+    found = getattr(args, "_loaded", None)
+    if found is None:
+        from curate.settings import load_settings_file
+
+        found = args._loaded = load_settings_file(getattr(args, "config", None))
+    return found
+
+
+def settings(args: argparse.Namespace) -> Settings:
+    """The settings, with ``--exclude`` added to the configured exclude list."""
+    from dataclasses import replace
+
+    own = loaded(args).settings
+    if getattr(args, "exclude", None):
+        checks = own.checks
+        own = replace(own, checks=replace(checks, exclude=(*checks.exclude, *args.exclude)))
+    return own
+
+
+def checks(args: argparse.Namespace) -> Config:
+    return settings(args).checks
+
+
+def in_project(args: argparse.Namespace, name: str) -> str:
+    """A default path (``sources``, ``dist``) in the project folder, the config file's one,
+    shown relative to the working folder when it is below it or near it."""
+    root = loaded(args).root
+    if root == Path("."):
+        return name
+    return os.path.relpath(root / name)
+
+
+def sources(args: argparse.Namespace) -> list[str]:
+    return args.paths or [in_project(args, DEFAULT_SOURCES)]
+
+
+def run_url() -> str | None:
+    """The page of this GitHub Actions run, where its artifacts (the reports) are listed."""
+    parts = [os.environ.get(k) for k in ("GITHUB_SERVER_URL", "GITHUB_REPOSITORY", "GITHUB_RUN_ID")]
+    if not all(parts):
+        return None
+    return f"{parts[0]}/{parts[1]}/actions/runs/{parts[2]}#artifacts"

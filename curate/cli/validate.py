@@ -1,0 +1,104 @@
+"""``curate validate``: check source drops and report every fault."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from curate.cli import options
+from curate.cli.console import console
+from curate.errors import UsageError
+
+if TYPE_CHECKING:
+    from validation.findings import Report
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    v = sub.add_parser("validate", help="check source drops and report every fault")
+    options.add_paths(v)
+    v.add_argument(
+        "--format",
+        choices=("text", "json", "github", "sarif"),
+        default="text",
+        help="github: workflow commands, and a Markdown summary into $GITHUB_STEP_SUMMARY when "
+        "it is set; sarif: SARIF 2.1.0 for code scanning",
+    )
+    v.add_argument("--strict", action="store_true", help="warnings fail the run too")
+    v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    options.add_baseline_options(v)
+    options.add_run_options(v)
+    options.add_safety_options(v, build=False)
+    options.add_config(v)
+    v.set_defaults(func=run)
+
+
+def why_failed(report: Report) -> str:
+    if report.errors:
+        return f"{len(report.errors)} errors"
+    return f"no errors, but {len(report.warnings)} warnings and --strict fails on warnings"
+
+
+def _check_output(given: str) -> None:
+    """Refuse, before the work, an ``--output`` that cannot be written."""
+    output = Path(given).absolute()
+    if output.is_dir():
+        raise UsageError(f"--output {given} is a folder; give the report's file name")
+    blocker = next((p for p in output.parents if p.exists() and not p.is_dir()), None)
+    if blocker is not None:
+        raise UsageError(f"--output {given} is under the file {blocker}")
+
+
+def run(args: argparse.Namespace) -> int:
+    from curate.pipeline.validate import printable, validate_paths
+    from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
+
+    config = options.checks(args)
+    if args.output:
+        _check_output(args.output)
+    out = console(args)
+    paths = options.sources(args)
+    try:
+        report = validate_paths(
+            paths,
+            config,
+            jobs=options.jobs(args),
+            cache_dir=options.cache_dir(args),
+            progress=out.files(paths, config.exclude),
+        ).report
+    finally:
+        out.close()
+    out.timings(report.timings)
+    report = printable(report)
+    if args.write_baseline:
+        from curate.project.baseline import write_baseline
+
+        n = write_baseline(args.write_baseline, report)
+        print(f"wrote {args.write_baseline}: {n} findings accepted as the baseline")
+        return 0
+    if args.baseline:
+        from curate.project.baseline import apply_baseline
+
+        report = apply_baseline(report, args.baseline)
+    if args.format == "sarif":
+        from curate import __version__
+
+        sys.stdout.write(render_sarif(report, tool_version=__version__))
+    else:
+        sys.stdout.write(RENDERERS[args.format](report))
+    if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
+        # The runner creates this file; steps append to it.
+        with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
+            summary.write(render_github_summary(report, report_url=options.run_url()))
+    if args.output:
+        from curate.io import atomic_write_text
+
+        # A full disk or a read-only folder is an environment failure: main() says it in one
+        # line naming the file (exit 3); the path itself was checked before the work.
+        atomic_write_text(args.output, render_json(report))
+    if report.failed(strict=args.strict):
+        print(f"curate: failed: {why_failed(report)}", file=sys.stderr)
+        return 1
+    return 0

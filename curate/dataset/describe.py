@@ -1,0 +1,217 @@
+"""The files that describe the table: the dataset card, Croissant metadata, the published
+validation report, the changelog and the manifest.
+
+What they say is gathered once (:class:`Facts`) from the stages before; :func:`write` then
+writes every file whose bytes depend on the release's version, so the release stage can write
+them once as if nothing had changed (to see what really did) and once for the version it
+decides.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curate import __version__
+from curate.dataset.assemble import Assembled
+from curate.dataset.card import length_stats, license_url, render_card
+from curate.dataset.croissant import croissant_metadata, write_croissant
+from curate.dataset.manifest import (
+    CARD,
+    CHANGELOG,
+    CROISSANT,
+    MANIFEST,
+    REPORT_JSON,
+    file_inventory,
+)
+from curate.dataset.table import ARROW_SCHEMA
+from curate.dedupe.plan import Plan
+from curate.io import display, sha256_file
+from curate.release.output import STAGING_MARKER
+from curate.settings import Settings
+from validation import residue
+from validation.corpus import FileResult
+from validation.findings import Report
+from validation.render import render_json
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the descriptive files say, whatever the version."""
+
+    settings: Settings
+    template: Path
+    table: Assembled
+    plan: Plan
+    records_in: int
+    dropped: list[dict[str, Any]]
+    sources: list[dict[str, Any]]
+    report_json: str  # the published validation report
+    previous_version: str | None
+    spool: str  # the scan's working folder in the stage, which no file list names
+
+
+def facts(
+    settings: Settings,
+    template: Path,
+    table: Assembled,
+    plan: Plan,
+    files: list[FileResult],
+    names: list[str],
+    report: Report,
+    dropped: list[dict[str, Any]],
+    *,
+    previous_version: str | None,
+    spool: str,
+) -> Facts:
+    local = {f.path: n for f, n in zip(files, names, strict=True)}
+    published = published_report(report, local)
+    published.dropped = dropped
+    return Facts(
+        settings, template, table, plan, report.records, dropped, source_entries(files, names),
+        render_json(published), previous_version, spool,
+    )  # fmt: skip
+
+
+def source_entries(files: list[FileResult], names: list[str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": name,
+            "sha256": f.sha256,
+            "size": f.size,
+            "header": f.header.text if f.header else None,
+            "header_language": f.header.language if f.header else None,
+            "records": f.n_records,
+        }
+        for f, name in zip(files, names, strict=True)
+    ]
+
+
+def published_report(report: Report, names: dict[str, str]) -> Report:
+    """The report as published: files by their name in the table, never by a local path.
+
+    ``names`` maps each local path to its path relative to the source folder; a message that
+    quotes a local path (a duplicate's "same abstract as PATH:LINE") is rewritten the same way.
+    """
+
+    def name(loc: str | None) -> str | None:
+        if loc is None:
+            return None
+        path, _, line = loc.rpartition(":")
+        return f"{names.get(path, display(path))}:{line}" if path else names.get(loc, loc)
+
+    findings = []
+    for f in report.findings:
+        message = f.message
+        if f.related:
+            message = message.replace(f.related, name(f.related) or "")
+        file = names.get(f.file, display(f.file))
+        findings.append(replace(f, file=file, related=name(f.related), message=message))
+    return Report(findings=findings, files=[names.get(p, display(p)) for p in report.files],
+                  records=report.records)  # fmt: skip
+
+
+def created() -> str | None:
+    """Build time only when SOURCE_DATE_EPOCH asks for it: wall-clock time breaks determinism."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if not epoch:
+        return None
+    return datetime.fromtimestamp(int(epoch), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _stats(f: Facts) -> dict[str, Any]:
+    table, plan = f.table, f.plan
+    word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
+    return {
+        "rows": table.rows,
+        "records_in": f.records_in,
+        "exact_merged": plan.exact_merged,
+        "near_merged": plan.near_merged,
+        "fingerprint": table.fingerprint,
+        "venues": ", ".join(sorted(table.venues)),
+        "sources": f.sources,
+        "length": length_stats(word_counts.tolist()),
+        "markup": {k: table.markup[k] for k in residue.KINDS},
+        "has_math": table.has_math,
+        "flagged": table.flagged,
+        "flags": dict(sorted(table.flags.items())),
+        "dropped": len(f.dropped),
+        "dropped_by_reason": dict(
+            sorted(Counter(c for d in f.dropped for c in d["reasons"]).items())
+        ),
+        "math_kept": len(table.math_kept),
+    }
+
+
+def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[str, Any]:
+    """Every file whose bytes depend on the version; returns the manifest to write."""
+    s = f.settings
+    (data,) = f.table.files  # one data file, the single Parquet writer's
+    stats = {
+        **_stats(f),
+        "version": version,
+        "changelog": changelog is not None,
+        "previous_version": f.previous_version,
+    }
+    card = render_card(
+        s,
+        template=f.template,
+        languages=sorted(f.table.languages),
+        stats=stats,
+        num_bytes=f.table.num_bytes,
+        download_size=(stage / data.path).stat().st_size,
+    )
+    (stage / CARD).write_text(card, encoding="utf-8")
+    write_croissant(
+        stage / CROISSANT,
+        croissant_metadata(
+            name=s.dataset_name,
+            description=s.description or f"{s.dataset_name}: cleaned, deduplicated text records.",
+            version=version,
+            license=license_url(s) or s.license,
+            url=s.homepage or f"https://huggingface.co/datasets/{s.repo_id}",
+            citation=s.citation,
+            creators=list(s.creators),
+            parquet_relpath=data.path,
+            parquet_sha256=sha256_file(stage / data.path),
+            num_rows=f.table.rows,
+            date_published=created(),
+        ),
+    )
+    (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")
+    changelog_path = stage / CHANGELOG
+    if changelog is None:
+        changelog_path.unlink(missing_ok=True)
+    else:
+        changelog_path.write_text(changelog, encoding="utf-8")
+    return _manifest(stage, f, version)
+
+
+def _manifest(stage: Path, f: Facts, version: str) -> dict[str, Any]:
+    s = f.settings
+    manifest = {
+        "name": s.dataset_name,
+        "repo_id": s.repo_id,
+        "version": version,
+        "fingerprint": f.table.fingerprint,
+        "rows": f.table.rows,
+        "records_in": f.records_in,
+        "rows_dropped": len(f.dropped),
+        "rows_flagged": f.table.flagged,
+        "duplicates_merged": {"exact": f.plan.exact_merged, "near": f.plan.near_merged},
+        "schema": [{"name": c.name, "type": str(c.type)} for c in ARROW_SCHEMA],
+        "files": file_inventory(stage, exclude={MANIFEST, STAGING_MARKER}, skip=f.spool),
+        "sources": f.sources,
+        "toolkit": {"curate": __version__},
+        "settings": s.as_dict(),
+    }
+    when = created()
+    if when:
+        manifest["created"] = when
+    return manifest

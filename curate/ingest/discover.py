@@ -1,0 +1,135 @@
+"""Discovery: the one answer, for every command, to "which files are the sources?".
+
+Folders are searched recursively for the files a registered source format claims
+(:mod:`curate.ingest.formats`); a file given by name is read whatever its name. The result is
+sorted by path, since "earlier" in the duplicate checks means earlier in this order, and each
+entry carries its name relative to the folder given, so that outputs never reveal where the
+sources lived.
+"""
+
+from __future__ import annotations
+
+import errno
+import fnmatch
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from curate.errors import UsageError
+from curate.ingest import formats
+from curate.io import display
+
+
+@dataclass(frozen=True)
+class Source:
+    """One input entry: where to read it, its name in outputs, and why it is not read (if so).
+
+    ``name`` is the path relative to the folder given (a file given by itself: its name), so the
+    outputs never depend on, or reveal, where the sources lived, while ``a/x.txt`` and
+    ``b/x.txt`` stay distinct.
+    """
+
+    path: Path
+    name: str
+    problem: tuple[str, str] | None = None  # (code, message): a finding instead of reading it
+    format: str = formats.DEFAULT  # the registered source format that reads it
+
+
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    name = rel.rpartition("/")[2]
+    return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _walk(root: Path, roots: list[Path], exclude: tuple[str, ...]) -> Iterator[Source]:
+    """Every drop under ``root``, in sorted order, following symlinks only inside ``roots``."""
+    seen: set[Path] = set()
+
+    def inside(target: Path) -> bool:
+        return any(target == r or target.is_relative_to(r) for r in roots)
+
+    def visit(folder: Path, prefix: str) -> Iterator[Source]:
+        real = folder.resolve()
+        if real in seen:  # a symlink back up the tree: each folder is read once
+            return
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            rel = prefix.rstrip("/") or "."
+            yield Source(folder, rel, ("unreadable", f"cannot list folder: {exc.strerror or exc}"))
+            return
+        for entry in entries:
+            rel = prefix + entry.name
+            path = Path(entry.path)
+            if _excluded(rel, exclude):
+                continue
+            link = entry.is_symlink()
+            try:
+                target = path.resolve(strict=True) if link else path
+                is_dir = target.is_dir()
+            except FileNotFoundError:
+                if formats.claim(entry.name):
+                    yield Source(path, rel, ("unreadable", "dangling symlink: its target is gone"))
+                continue
+            except (OSError, RuntimeError) as exc:  # a symlink loop, or no permission
+                why = (
+                    "symlink loop"
+                    if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+                    else (exc.strerror or str(exc))
+                )
+                yield Source(path, rel, ("unreadable", f"cannot follow: {why}"))
+                continue
+            if link and not inside(target):
+                if is_dir or formats.claim(entry.name):
+                    yield Source(
+                        path,
+                        rel,
+                        ("outside-link", "symlink to a path outside the folders given; not read"),
+                    )
+                continue
+            if is_dir:
+                yield from visit(path, rel + "/")
+            elif (fmt := formats.claim(entry.name)) is not None:
+                yield Source(path, rel, format=fmt)
+
+    yield from visit(root, "")
+
+
+def discover(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list[Source]:
+    """The drops named by ``paths``: files as given, folders searched recursively for ``*.txt``.
+
+    The result is sorted by path and without repeats, since "earlier" in the duplicate checks
+    means earlier in this order. A folder that yields nothing is a usage error: a moved or
+    misspelt drop folder must not pass as a clean, empty corpus.
+    """
+    given = [Path(p) for p in paths]
+    roots = [p.resolve() for p in given if p.is_dir()]
+    found: dict[str, Source] = {}
+    for path in given:
+        if path.is_dir():
+            entries = list(_walk(path, roots, exclude))
+            if not entries:
+                also = f" (after --exclude {', '.join(exclude)})" if exclude else ""
+                claimed = ", ".join(formats.patterns())
+                raise UsageError(f"no drops ({claimed}) in {display(path)}{also}")
+            for item in entries:
+                found.setdefault(item.path.as_posix(), item)
+        elif path.exists() or path.is_symlink():
+            fmt = formats.claim(path.name) or formats.DEFAULT  # a file given by name is read
+            found.setdefault(path.as_posix(), Source(path, display(path.name), format=fmt))
+        else:
+            raise UsageError(f"no such file or folder: {display(path)}")
+    if not found:
+        raise UsageError("no drops given")
+    items = [found[k] for k in sorted(found)]
+    names = [f.name for f in items]
+    if len(set(names)) != len(names):  # folders given side by side: name them from their parent
+        base = os.path.commonpath([str(f.path.absolute().parent) for f in items])
+        items = [replace(f, name=display(os.path.relpath(f.path.absolute(), base))) for f in items]
+    return [replace(f, name=display(f.name)) for f in items]
+
+
+def collect_paths(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list[Path]:
+    """The drop files named by ``paths`` (see :func:`discover`), as paths."""
+    return [f.path for f in discover(paths, exclude)]

@@ -1,0 +1,134 @@
+"""Validation of source drops: discover, scan every file, then the corpus checks and the report.
+
+The flow ``curate validate`` runs, and the first half of a build (which passes its engine and
+asks the scan for rows).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from curate import engine as engines
+from curate.ingest import formats
+from curate.ingest.discover import discover
+from curate.io import display
+from curate.scan.run import Progress, Rows, Scan, Warn, scan, stderr_warning
+from validation.config import Config
+from validation.corpus import FileResult, TextLoader
+from validation.findings import Report
+from validation.runner import add_timings, check_corpus, make_report
+
+if TYPE_CHECKING:
+    from curate.engine import Engine
+
+
+@dataclass
+class ValidationRun:
+    files: list[FileResult]
+    report: Report
+    cache_hits: int = 0
+    cache_misses: int = 0
+    # Each file's name relative to its source folder (parallel to ``files``): what a build
+    # publishes instead of the local path.
+    names: list[str] = field(default_factory=list)
+    spools: list[str | None] = field(default_factory=list)  # a build's spool file per file
+
+
+def validate_paths(
+    paths: Iterable[str | Path],
+    config: Config,
+    *,
+    jobs: int | None = None,
+    engine: Engine | None = None,
+    cache_dir: str | Path | None = None,
+    progress: Progress | None = None,
+    warn: Warn = stderr_warning,
+    rows: Rows | None = None,
+) -> ValidationRun:
+    """Parse and check the drops at ``paths``; raises ``UsageError`` for a missing path.
+
+    The files are checked on ``engine`` if the caller shares one (a build), else on a local
+    pool of ``jobs`` workers (default: one per core) started only for an input large enough;
+    ``cache_dir`` turns on the content-addressed cache; ``rows`` makes each record's row in the
+    same visit (see :func:`curate.scan.run.scan`).
+    """
+    sources = discover(paths, config.exclude)
+    own: list[Engine] = []
+
+    def local() -> Engine:
+        own.append(engines.make(engines.DEFAULT, jobs))
+        return own[0]
+
+    try:
+        scanned = scan(
+            sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
+            progress=progress, warn=warn,
+        )  # fmt: skip
+    finally:
+        for pool in own:
+            pool.close()
+    return corpus_report(scanned, config, [s.format for s in sources])
+
+
+def corpus_report(scanned: Scan, config: Config, source_formats: list[str]) -> ValidationRun:
+    """The corpus checks over the scanned files, and the run's report."""
+    timings = dict(scanned.timings)
+    for r in scanned.files:
+        add_timings(timings, r.timings)
+    t = time.perf_counter()
+    loader = _texts_loader(scanned, config, source_formats)
+    corpus_findings, corpus_timings = check_corpus(scanned.files, config, loader)
+    add_timings(timings, corpus_timings)
+    timings["corpus (wall)"] = time.perf_counter() - t
+    return ValidationRun(
+        scanned.files,
+        make_report(scanned.files, corpus_findings, timings, config),
+        scanned.cache_hits,
+        scanned.cache_misses,
+        scanned.names,
+        scanned.spools,
+    )
+
+
+def _texts_loader(scanned: Scan, config: Config, source_formats: list[str]) -> TextLoader:
+    """Record texts by handle, for the near-duplicate check's few candidates: from the spooled
+    rows in a build, else by reading the file again."""
+
+    def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
+        by_file: dict[int, list[int]] = {}
+        for fi, ri in keys:
+            by_file.setdefault(fi, []).append(ri)
+        out = {}
+        for fi, indexes in by_file.items():
+            spool = scanned.spools[fi] if scanned.spools else None
+            if spool is not None:
+                from curate.transform.rows import raw_texts
+
+                texts = raw_texts(spool, indexes)
+                out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
+                continue
+            path = Path(scanned.files[fi].path)
+            source = formats.get(source_formats[fi]).read(path, config)
+            for ri in indexes:
+                out[(fi, ri)] = source.records[ri].text
+        return out
+
+    return load
+
+
+def printable(report: Report) -> Report:
+    """The report with every path printable and writable as UTF-8 (see :func:`display`)."""
+    findings = [
+        replace(
+            f,
+            file=display(f.file),
+            related=display(f.related) if f.related is not None else None,
+            message=display(f.message),
+        )
+        for f in report.findings
+    ]
+    return replace(report, findings=findings, files=[display(p) for p in report.files])

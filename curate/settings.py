@@ -1,0 +1,196 @@
+"""Settings: ``[tool.curate]`` in ``pyproject.toml`` (or ``curate.toml``, or a file given with
+``--config``), split by owner.
+
+One table in the file, two owners in the code:
+
+- the checks' settings (:class:`validation.config.Config`: thresholds, languages, severities,
+  per-file ignores, input limits), which decide what validation finds and alone key the
+  validation cache;
+- the build's own (:class:`Settings`): what the dataset is (name, licence, card, Croissant,
+  Hub repository), how its text is cleaned (``math``), and what the build does with duplicates
+  (``near_duplicates``) and with records a check fired on (``row_policy``).
+
+So editing the card's ``description`` keeps every cached validation result, while a threshold
+change invalidates them. Every option has a default, so the toolkit works with no file at all;
+an unknown key is an error.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from validation import config as checks_config
+from validation.config import Config, ConfigError
+
+NEAR_DUPLICATE_POLICIES = ("merge", "keep", "fail")
+# How the build writes math spans: faithful Unicode text, or normalised TeX between $…$.
+MATH_POLICIES = ("unicode", "tex")
+# Config files, in the order they win within one folder (like ruff: its own file first).
+CONFIG_FILES = ("curate.toml", "pyproject.toml")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The checks' settings (``checks``) and everything else a build reads."""
+
+    checks: Config = field(default_factory=Config)
+    near_duplicates: str = "merge"
+    version: str = "1.0.0"
+    dataset_name: str = "ICML 2025 Abstracts"
+    repo_id: str = "curate-datasets/icml-2025-abstracts"
+    license: str = "other"
+    license_note: str = (
+        "The abstracts are the work of their authors and are redistributed here for research. "
+        "Check the venue's terms before any other use."
+    )
+    card_template: str = "dataset_card.md"
+    description: str = ""
+    license_name: str | None = None
+    license_link: str | None = None
+    citation: str | None = None
+    creators: tuple[str, ...] = ()
+    homepage: str | None = None
+    task_categories: tuple[str, ...] = ("text-generation",)
+    tags: tuple[str, ...] = ("scientific-abstracts", "curate")
+    # What the build does with a record a record check fired on, by code (keep, flag, drop);
+    # a code not named here has the registry's default.
+    row_policy: dict[str, str] = field(default_factory=dict)
+    math: str = "unicode"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Every setting as plain data, the checks' and the build's in one table, in the order
+        ``curate config`` and the manifest list them."""
+        both = {**self.checks.as_dict(), **checks_config.settings_dict(self)}
+        return {key: both[key] for key in ORDER}
+
+
+OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
+# The order of the settings in the manifest and in `curate config`: as they have always been
+# listed, the checks' and the build's interleaved (a manifest's bytes depend on it).
+ORDER = (
+    "languages", "header_languages", "venue", "year", "near_duplicate_threshold",
+    "shingle_size", "min_words", "max_words", "language_min_words", "near_duplicates",
+    "version", "dataset_name", "repo_id", "license", "license_note", "card_template",
+    "severity", "description", "license_name", "license_link", "citation", "creators",
+    "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
+    "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
+)  # fmt: skip
+assert set(ORDER) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
+
+
+def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
+    if name == "row_policy":
+        from validation.registry import ROW_POLICIES
+
+        return checks_config.code_table(name, value, ROW_POLICIES, source, scope="record")
+    if name in ("license_name", "license_link", "citation", "homepage"):
+        return checks_config.optional_string(name, value, source)
+    value = checks_config.coerce(name, value, default, source)
+    choices = {"near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES}.get(name)
+    if choices is not None and value not in choices:
+        raise checks_config.invalid(name, value, "one of " + ", ".join(choices), source)
+    return value
+
+
+def from_mapping(table: dict[str, Any], source: str = "<config>") -> Settings:
+    """The settings of a ``[tool.curate]`` table: each key goes to its owner."""
+    defaults = Settings()
+    own: dict[str, Any] = {}
+    checks: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("-", "_")
+        if key in OWN:
+            own[key] = _coerce(key, value, getattr(defaults, key), source)
+        else:
+            checks[raw_key] = value  # the checks' owner says whether it knows the key
+    return replace(defaults, checks=checks_config.from_mapping(checks, source), **own)
+
+
+def find_config(start: str | Path = ".") -> Path | None:
+    """The nearest config file up from ``start``, like ruff and pytest find theirs.
+
+    In each folder from ``start`` up to the root, a ``curate.toml`` wins, then a
+    ``pyproject.toml`` that has a ``[tool.curate]`` table; a ``pyproject.toml`` without one is
+    passed over, so a subfolder's own Python project does not hide the dataset's settings.
+    """
+    here = Path(start).resolve()
+    for folder in (here, *here.parents):
+        own = folder / CONFIG_FILES[0]
+        if own.is_file():
+            return own
+        pyproject = folder / CONFIG_FILES[1]
+        if pyproject.is_file() and _has_curate_table(pyproject):
+            return pyproject
+    return None
+
+
+def _has_curate_table(path: Path) -> bool:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # A broken pyproject.toml is reported when it is the one in use, not while searching.
+        return "[tool.curate" in path.read_text(encoding="utf-8", errors="replace")
+    return isinstance(data.get("tool"), dict) and "curate" in data["tool"]
+
+
+@dataclass(frozen=True)
+class LoadedSettings:
+    """The effective settings, the file they came from, and the keys that file set."""
+
+    settings: Settings
+    path: Path | None
+    keys: frozenset[str]
+
+    @property
+    def root(self) -> Path:
+        """The project folder: relative paths in the config and the defaults resolve here."""
+        return self.path.parent if self.path is not None else Path(".")
+
+    def origin(self, key: str) -> str:
+        return str(self.path) if key in self.keys and self.path is not None else "default"
+
+
+def load_settings_file(
+    path: str | Path | None = None, *, search_from: str | Path = "."
+) -> LoadedSettings:
+    """Read the configuration and say where it came from.
+
+    With ``path``: that file, either a ``pyproject.toml`` with a ``[tool.curate]`` table or a
+    file whose top level is the table itself (``curate.toml``, or any other name). Without:
+    the nearest config file up from ``search_from`` (see :func:`find_config`), else defaults.
+    """
+    if path is None:
+        found = find_config(search_from)
+        if found is None:
+            return LoadedSettings(Settings(), None, frozenset())
+        path = found
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read config: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    table = data.get("tool", {}).get("curate") if isinstance(data.get("tool"), dict) else None
+    if table is None:
+        # A file of its own holds the table at top level; a pyproject without one is empty.
+        table = data if path.name != "pyproject.toml" else {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.curate] must be a table")
+    settings = from_mapping(table, str(path))
+    return LoadedSettings(settings, path, frozenset(k.replace("-", "_") for k in table))
+
+
+def load_settings(path: str | Path | None = None, *, search_from: str | Path = ".") -> Settings:
+    """The effective settings (see :func:`load_settings_file`)."""
+    return load_settings_file(path, search_from=search_from).settings
+
+
+def load_config(path: str | Path | None = None, *, search_from: str | Path = ".") -> Config:
+    """The checks' part of the effective settings: what ``curate validate`` uses."""
+    return load_settings(path, search_from=search_from).checks
