@@ -110,7 +110,9 @@ _LAZY = {
 def __getattr__(name: str) -> object:
     """A public name, imported on first use and then kept as a plain module attribute."""
     if name == "__version__":
-        value: object = _version()
+        from curate.version import version
+
+        value: object = version()
     elif name in _LAZY:
         import importlib
 
@@ -123,65 +125,3 @@ def __getattr__(name: str) -> object:
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
-
-
-def _version() -> str:
-    """The installed distribution's version, as ``importlib.metadata.version("curate")`` says.
-
-    Asked by ``--version``, a build's manifest and the validation cache's fingerprint (so every
-    warm ``curate validate``). ``importlib.metadata`` costs about as much to import as Python's
-    own start-up (``email``, ``zipfile``, ``csv``…), so the usual case (one
-    ``curate-*.dist-info`` folder, as pip and uv install it, editable or not) is read directly;
-    anything else (an egg, a zip, two candidates in one folder) is left to ``importlib.metadata``.
-    ``tests/test_startup.py`` checks that both give the same answer.
-    """
-    found = _dist_info_version()
-    if found is not None:
-        return found
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("curate")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0.0.0"
-
-
-def _dist_info_version() -> str | None:
-    """``Version:`` of the distribution ``importlib.metadata`` would find first, or None if unsure.
-
-    It searches ``sys.path`` in order and takes the first folder holding a ``curate-*.dist-info``
-    or ``curate-*.egg-info`` entry (names compared case-insensitively, ``-``/``_``/``.`` alike).
-    """
-    import os
-    import re
-    import sys
-
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except NotADirectoryError:  # a zip: importlib.metadata looks inside, this does not
-            return None
-        except OSError:  # missing or unreadable: importlib.metadata skips it too
-            continue
-        found = [
-            n
-            for n in names
-            if n.lower().endswith((".dist-info", ".egg-info"))
-            and re.sub(r"[-_.]+", "_", n.lower().rpartition(".")[0].partition("-")[0]) == "curate"
-        ]
-        if not found:
-            continue
-        if len(found) != 1 or not found[0].lower().endswith(".dist-info"):
-            return None
-        try:
-            with open(os.path.join(entry or ".", found[0], "METADATA"), encoding="utf-8") as f:
-                for line in f:
-                    if not line.strip():  # the end of the headers
-                        return None
-                    key, _, value = line.partition(":")
-                    if key.strip().lower() == "version":
-                        return value.strip() or None
-        except OSError:
-            return None
-        return None
-    return None

@@ -156,8 +156,9 @@ def test_version_agrees_with_importlib_metadata():
     from importlib.metadata import version
 
     import curate
+    import curate.version
 
-    assert curate._dist_info_version() == version("curate") == curate.__version__
+    assert curate.version._dist_info_version() == version("curate") == curate.__version__
 
 
 def test_a_warm_validate_loads_no_pandas_pandera_or_langdetect(tmp_path):

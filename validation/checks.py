@@ -11,14 +11,17 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from validation import normalize, residue
-from validation.config import Config
 from validation.corpus import Corpus
 from validation.findings import Finding
 from validation.language import body_language, detect
 from validation.records import Record, SourceFile
 from validation.registry import finding, register, register_code
+
+if TYPE_CHECKING:
+    from validation.config import Config
 
 # --- codes emitted by parsing -------------------------------------------------------------------
 register_code("encoding", "error", "bytes are not valid UTF-8 (a binary file included)")

@@ -27,7 +27,6 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from validation.config import Config
 from validation.findings import Finding
 from validation.records import SourceFile
 from validation.registry import finding
@@ -35,6 +34,8 @@ from validation.registry import finding
 if TYPE_CHECKING:
     import pandas as pd
     import pandera.pandas as pa
+
+    from validation.config import Config
 
 
 @dataclass(frozen=True, slots=True)

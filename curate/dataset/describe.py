@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from curate import __version__
 from curate.dataset.assemble import Assembled
 from curate.dataset.card import length_stats, license_url, render_card
 from curate.dataset.croissant import croissant_metadata, write_croissant
@@ -35,6 +34,7 @@ from curate.dedupe.plan import Plan
 from curate.io import display, sha256_file
 from curate.release.output import STAGING_MARKER
 from curate.settings import Settings
+from curate.version import version as toolkit_version
 from validation import residue
 from validation.corpus import FileResult
 from validation.findings import Report
@@ -208,7 +208,7 @@ def _manifest(stage: Path, f: Facts, version: str) -> dict[str, Any]:
         "schema": [{"name": c.name, "type": str(c.type)} for c in ARROW_SCHEMA],
         "files": file_inventory(stage, exclude={MANIFEST, STAGING_MARKER}, skip=f.spool),
         "sources": f.sources,
-        "toolkit": {"curate": __version__},
+        "toolkit": {"curate": toolkit_version()},
         "settings": s.as_dict(),
     }
     when = created()

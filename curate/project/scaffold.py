@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from curate import __version__
+from curate.version import version
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -53,7 +53,7 @@ def init_project(folder: str | Path = ".", *, name: str | None = None) -> Scaffo
     values = {
         "name": title.replace('"', "'"),
         "repo_id": f"your-org/{_slug(title)}",
-        "version": __version__,
+        "version": version(),
     }
     existing = [rel for rel in FILES if (root / rel).exists() or (root / rel).is_symlink()]
     if existing:

@@ -78,9 +78,6 @@ class PublishResult:
     tag: str
     action: str  # "published", "tagged", "unchanged", "dry-run"
     commit: str | None = None
-    created_repo: bool = False
-    uploaded: list[str] = field(default_factory=list)
-    deleted: list[str] = field(default_factory=list)
     plan: list[str] = field(default_factory=list)
 
 
@@ -199,6 +196,21 @@ def check_folder(folder: str | Path) -> LocalRelease:
     folder = Path(folder)
     if not folder.is_dir():
         raise ReleaseUsageError(f"{folder}: no such folder")
+    manifest, manifest_bytes = _read_manifest(folder)
+    files = _read_listed(folder, manifest["files"])
+    _check_report(folder, files)
+    problems = _check_parquet(files, manifest) + _check_croissant(files)
+    if problems:
+        raise PublishError(f"{folder} is not a sound release: " + "; ".join(problems))
+    sha = hashlib.sha256(manifest_bytes).hexdigest()
+    files[MANIFEST] = LocalFile(
+        MANIFEST, sha, len(manifest_bytes), git_blob_oid(manifest_bytes), manifest_bytes
+    )
+    return LocalRelease(folder, manifest, files)
+
+
+def _read_manifest(folder: Path) -> tuple[dict[str, Any], bytes]:
+    """The folder's manifest, refused unless it lists only files publish may upload."""
     manifest_path = folder / MANIFEST
     if not manifest_path.is_file() and not manifest_path.is_symlink():
         raise PublishError(f"{folder} has no {MANIFEST}: it is not a `curate build` folder")
@@ -214,7 +226,6 @@ def check_folder(folder: str | Path) -> LocalRelease:
     version = manifest.get("version")
     if not isinstance(version, str) or not SEMVER.match(version) or version.startswith("v"):
         raise PublishError(f"{manifest_path}: version {version!r} is not X.Y.Z")
-
     listed: dict[str, Any] = manifest["files"]
     bad_keys = [p for p in (manifest_key_problem(rel) for rel in listed) if p]
     if MANIFEST in listed:
@@ -231,7 +242,11 @@ def check_folder(folder: str | Path) -> LocalRelease:
         )
     if REPORT not in listed:
         raise PublishError(f"{folder} has no {REPORT}: refusing to publish an unchecked build")
+    return manifest, manifest_bytes
 
+
+def _read_listed(folder: Path, listed: dict[str, Any]) -> dict[str, LocalFile]:
+    """Every file the manifest lists, read once and held to its sha256; nothing else there."""
     problems = []
     files: dict[str, LocalFile] = {}
     for rel in sorted(listed):
@@ -259,7 +274,11 @@ def check_folder(folder: str | Path) -> LocalRelease:
             f"{folder} is not the folder its manifest describes: "
             + "; ".join(dict.fromkeys(problems))
         )
+    return files
 
+
+def _check_report(folder: Path, files: dict[str, LocalFile]) -> None:
+    """Refuse a build whose own validation report holds an error."""
     try:
         report = json.loads(files[REPORT].data.decode("utf-8"))
         summary = report["summary"]
@@ -272,16 +291,6 @@ def check_folder(folder: str | Path) -> LocalRelease:
         raise PublishError(
             f"{folder / REPORT} holds {errors} validation error(s): fix the sources and rebuild"
         )
-
-    problems = _check_parquet(files, manifest) + _check_croissant(files)
-    if problems:
-        raise PublishError(f"{folder} is not a sound release: " + "; ".join(problems))
-
-    sha = hashlib.sha256(manifest_bytes).hexdigest()
-    files[MANIFEST] = LocalFile(
-        MANIFEST, sha, len(manifest_bytes), git_blob_oid(manifest_bytes), manifest_bytes
-    )
-    return LocalRelease(folder, manifest, files)
 
 
 # --- the Hub side ---------------------------------------------------------------------------------
@@ -426,48 +435,15 @@ def _publish(
 
     info = session.info()
     head: str | None = None
+    remote: list[Any] = []
+    plan_repo = None
     if info is None:
         plan_repo = f"create dataset repo {repo_id} ({'private' if private else 'public'})"
-        remote: list[Any] = []
     else:
-        if private and not info.private:
-            raise PublishError(
-                f"--private was given but {repo_id} exists and is public; make it private on "
-                "the Hub first, or publish without --private"
-            )
-        head = str(info.sha)
-        tags = session.tags()
-        if local.tag in tags:
-            diffs = differences(local, session.tree(tags[local.tag]))
-            if not diffs:
-                result.action, result.commit = "unchanged", tags[local.tag]
-                say(f"{repo_id}@{local.tag} already holds exactly this release: nothing to do")
-                return result
-            raise PublishError(
-                f"tag {local.tag} already exists on {repo_id} with different content ("
-                + "; ".join(diffs[:5])
-                + (f"; {len(diffs) - 5} more" if len(diffs) > 5 else "")
-                + "): a published release never changes; rebuild with a higher version"
-            )
-        newest = latest_tag(list(tags))
-        if newest and parse_version(newest) > parse_version(local.version):
-            raise PublishError(
-                f"{repo_id} already has {newest}, newer than {local.tag}: publishing would move "
-                "main back to an older release"
-            )
-        remote = session.tree(head)
-        if not differences(local, remote):
-            # The commit of an earlier run landed but its tag did not: only the tag is missing.
-            plan = f"tag {head[:12]} (main, which already holds this release) as {local.tag}"
-            result.plan = [plan]
-            if dry_run:
-                say(f"would {plan}")
-                return result
-            _tag(session, local, head)
-            result.action, result.commit = "tagged", head
-            say(f"tagged {repo_id}@{head[:12]} as {local.tag}")
-            return result
-        plan_repo = None
+        settled = _against_existing(session, local, info, private, dry_run, result)
+        if isinstance(settled, PublishResult):
+            return settled
+        head, remote = settled
 
     stale = sorted(
         e.path
@@ -484,8 +460,6 @@ def _publish(
         *[f"delete {path} (not in this release)" for path in stale],
         f"tag that commit {local.tag}",
     ]
-    result.uploaded = list(local.files)
-    result.deleted = stale
     if dry_run:
         for line in result.plan:
             say(f"would {line}" if not line.startswith("  ") else line)
@@ -498,7 +472,6 @@ def _publish(
             ),
             f"creating {repo_id}",
         )
-        result.created_repo = True
         say(f"created dataset repo {repo_id}")
         head = session.run(session.head, f"reading {repo_id}")
     assert head is not None
@@ -510,6 +483,57 @@ def _publish(
     result.action = "published"
     say(f"tagged {sha[:12]} as {local.tag}")
     return result
+
+
+def _against_existing(
+    session: _Session,
+    local: LocalRelease,
+    info: Any,
+    private: bool,
+    dry_run: bool,
+    result: PublishResult,
+) -> PublishResult | tuple[str, list[Any]]:
+    """What an existing repository allows: the finished result when there is nothing to
+    upload (already published, or only the tag missing), else its head and its files."""
+    repo_id, say = session.repo_id, session.say
+    if private and not info.private:
+        raise PublishError(
+            f"--private was given but {repo_id} exists and is public; make it private on "
+            "the Hub first, or publish without --private"
+        )
+    head = str(info.sha)
+    tags = session.tags()
+    if local.tag in tags:
+        diffs = differences(local, session.tree(tags[local.tag]))
+        if not diffs:
+            result.action, result.commit = "unchanged", tags[local.tag]
+            say(f"{repo_id}@{local.tag} already holds exactly this release: nothing to do")
+            return result
+        raise PublishError(
+            f"tag {local.tag} already exists on {repo_id} with different content ("
+            + "; ".join(diffs[:5])
+            + (f"; {len(diffs) - 5} more" if len(diffs) > 5 else "")
+            + "): a published release never changes; rebuild with a higher version"
+        )
+    newest = latest_tag(list(tags))
+    if newest and parse_version(newest) > parse_version(local.version):
+        raise PublishError(
+            f"{repo_id} already has {newest}, newer than {local.tag}: publishing would move "
+            "main back to an older release"
+        )
+    remote = session.tree(head)
+    if not differences(local, remote):
+        # The commit of an earlier run landed but its tag did not: only the tag is missing.
+        plan = f"tag {head[:12]} (main, which already holds this release) as {local.tag}"
+        result.plan = [plan]
+        if dry_run:
+            say(f"would {plan}")
+            return result
+        _tag(session, local, head)
+        result.action, result.commit = "tagged", head
+        say(f"tagged {repo_id}@{head[:12]} as {local.tag}")
+        return result
+    return head, remote
 
 
 def _commit(

@@ -355,21 +355,29 @@ def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str,
 RecordTexts = Callable[[set[tuple[str, int]]], dict[str, str]]
 
 
-def collect(
-    folder: str | Path,
-    sources: Iterable[str | Path] = (),
-    record_texts: RecordTexts | None = None,
-    changed: Sequence[int] | None = None,
-) -> dict[str, Any]:
-    """Everything the page shows, read from the build folder (and the drops, for the text of
-    merged duplicates, which the table does not keep: found in ``sources`` by name and hash,
-    or given by ``record_texts``, as a build that still holds them does).
+@dataclass
+class _Build:
+    """A build folder as the page reads it."""
 
-    ``changed``: the row numbers whose abstract differs from its raw text, if the caller knows
-    them (a build counts them as it writes the table); else both text columns of every row
-    are read to find them, the largest part of this function's memory (500 MB at 300,000
-    rows)."""
-    folder = Path(folder)
+    manifest: dict[str, Any]
+    files: list[pq.ParquetFile]
+    findings: list[dict[str, Any]]
+    summary: dict[str, Any]
+    changelog: str | None  # the newest section: what changed since the previous release
+
+
+@dataclass
+class _Scan:
+    """What one pass over the table's rows keeps: counts, indexes and clusters, no texts."""
+
+    word_counts: list[int]
+    languages: Counter[str]
+    clusters: list[tuple[int, list[dict[str, Any]]]]  # (row, its sources), rows of several
+    changed: list[int]  # rows whose abstract differs from its raw text, if asked for
+    rows: int
+
+
+def _read_build(folder: Path) -> _Build:
     manifest_path = folder / "manifest.json"
     if not manifest_path.is_file():
         raise ReportError(f"{folder} has no manifest.json: it is not a `curate build` folder")
@@ -390,77 +398,64 @@ def collect(
     changelog_path = folder / "CHANGELOG.md"
     changelog = None
     if changelog_path.is_file():
-        # the newest section: what changed since the previous release
         text = changelog_path.read_text(encoding="utf-8")
         sections = re.split(r"(?m)^(?=## )", text)
         newest = next((s for s in sections if s.startswith("## ")), text)
         changelog = newest.strip()
+    return _Build(manifest, files, findings, summary, changelog)
 
-    # One pass in batches keeps memory flat: only counts, indexes and clusters are kept; the
-    # texts of the few rows shown are read in a second pass.
-    word_counts: list[int] = []
-    languages: Counter[str] = Counter()
-    clusters_all: list[tuple[int, list[dict[str, Any]]]] = []
-    found_changed: list[int] = []
+
+def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
+    """One pass in batches keeps memory flat; the texts of the few rows shown are read in a
+    second pass."""
+    out = _Scan([], Counter(), [], [], 0)
     columns = ["language", "word_count", "sources"]
-    if changed is None:
+    if find_changed:
         columns += ["abstract", "abstract_raw"]
     row = 0
     for pf in files:
         for batch in pf.iter_batches(batch_size=20_000, columns=columns):
-            word_counts += batch.column("word_count").to_pylist()
-            languages.update(lang or "not checked" for lang in batch.column("language").to_pylist())
-            if changed is None:
+            out.word_counts += batch.column("word_count").to_pylist()
+            out.languages.update(
+                lang or "not checked" for lang in batch.column("language").to_pylist()
+            )
+            if find_changed:
                 raw, clean = batch.column("abstract_raw"), batch.column("abstract")
                 differs = pc.not_equal(raw, clean).to_pylist()
-                found_changed += [row + k for k, d in enumerate(differs) if d]
+                out.changed += [row + k for k, d in enumerate(differs) if d]
             n_sources = pc.list_value_length(batch.column("sources")).to_pylist()
             multi = [k for k, n in enumerate(n_sources) if n > 1]
             if multi:
                 occ = batch.column("sources").take(multi).to_pylist()
-                clusters_all += [(row + k, o) for k, o in zip(multi, occ, strict=True)]
+                out.clusters += [(row + k, o) for k, o in zip(multi, occ, strict=True)]
             row += batch.num_rows
-    num_rows = row
-    clusters_all.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[1][0]["line"]))
-    clusters_shown = clusters_all[:CLUSTER_LIMIT]
-    if changed is None:
-        changed = found_changed
-    step = max(1, len(changed) // CLEANED_SAMPLE)
-    sampled = [int(i) for i in changed[::step][:CLEANED_SAMPLE]]
-    rows = _rows(files, {i for i, _ in clusters_shown} | set(sampled))
+    out.rows = row
+    out.clusters.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[1][0]["line"]))
+    return out
 
-    wanted = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
-    if not wanted:
-        texts = {}
-    elif record_texts is not None:
-        texts = record_texts(wanted)
-    else:
-        texts = _record_texts(_source_texts(manifest, sources), wanted)
+
+def _clusters(
+    shown: list[tuple[int, list[dict[str, Any]]]],
+    rows: dict[int, dict[str, Any]],
+    texts: dict[str, str],
+) -> list[dict[str, Any]]:
     clusters = []
-    for i, occurrences in clusters_shown:
+    for i, occurrences in shown:
         members = []
         for k, s in enumerate(occurrences):
             where = f"{s['file']}:{s['line']}"
             text = rows[i]["abstract_raw"] if k == 0 else texts.get(where)
             members.append(Member(where, s["match"], s["similarity"], text))
         clusters.append({"id": rows[i]["id"], "members": members})
+    return clusters
 
-    sample = []
-    for i in sampled:
-        raw, clean = _diff(rows[i]["abstract_raw"], rows[i]["abstract"])
-        sample.append({"id": rows[i]["id"], "raw": raw, "clean": clean})
 
-    by_code: dict[str, dict[str, Any]] = summary.get("by_code", {})
-    by_file: dict[str, Counter[str]] = {}
-    first: dict[str, list[dict[str, Any]]] = {code: [] for code in by_code}
-    for f in findings:
-        by_file.setdefault(f["file"], Counter())[f["severity"]] += 1
-        if len(first.setdefault(f["code"], [])) < FINDINGS_PER_CODE:
-            first[f["code"]].append(f)
-
+def _charts(
+    word_counts: list[int], languages: Counter[str], by_code: dict[str, dict[str, Any]]
+) -> dict[str, Markup | None]:
     code_labels = list(by_code)
     by_count = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
-    charts = {
+    return {
         "lengths": _length_chart(word_counts),
         "languages": _bar_chart(
             "languages",
@@ -486,7 +481,61 @@ def collect(
             else None
         ),
     }
-    lengths = sorted(word_counts)
+
+
+def _findings_view(
+    findings: list[dict[str, Any]], by_code: dict[str, dict[str, Any]]
+) -> tuple[dict[str, Counter[str]], dict[str, list[dict[str, Any]]]]:
+    """Findings per file and severity, and the first few of each code."""
+    by_file: dict[str, Counter[str]] = {}
+    first: dict[str, list[dict[str, Any]]] = {code: [] for code in by_code}
+    for f in findings:
+        by_file.setdefault(f["file"], Counter())[f["severity"]] += 1
+        if len(first.setdefault(f["code"], [])) < FINDINGS_PER_CODE:
+            first[f["code"]].append(f)
+    return by_file, first
+
+
+def collect(
+    folder: str | Path,
+    sources: Iterable[str | Path] = (),
+    record_texts: RecordTexts | None = None,
+    changed: Sequence[int] | None = None,
+) -> dict[str, Any]:
+    """Everything the page shows, read from the build folder (and the drops, for the text of
+    merged duplicates, which the table does not keep: found in ``sources`` by name and hash,
+    or given by ``record_texts``, as a build that still holds them does).
+
+    ``changed``: the row numbers whose abstract differs from its raw text, if the caller knows
+    them (a build counts them as it writes the table); else both text columns of every row
+    are read to find them, the largest part of this function's memory (500 MB at 300,000
+    rows)."""
+    folder = Path(folder)
+    build = _read_build(folder)
+    manifest, summary = build.manifest, build.summary
+    scan = _scan_rows(build.files, changed is None)
+    clusters_shown = scan.clusters[:CLUSTER_LIMIT]
+    if changed is None:
+        changed = scan.changed
+    step = max(1, len(changed) // CLEANED_SAMPLE)
+    sampled = [int(i) for i in changed[::step][:CLEANED_SAMPLE]]
+    rows = _rows(build.files, {i for i, _ in clusters_shown} | set(sampled))
+
+    wanted = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
+    if not wanted:
+        texts = {}
+    elif record_texts is not None:
+        texts = record_texts(wanted)
+    else:
+        texts = _record_texts(_source_texts(manifest, sources), wanted)
+    sample = []
+    for i in sampled:
+        raw, clean = _diff(rows[i]["abstract_raw"], rows[i]["abstract"])
+        sample.append({"id": rows[i]["id"], "raw": raw, "clean": clean})
+
+    by_code: dict[str, dict[str, Any]] = summary.get("by_code", {})
+    by_file, first = _findings_view(build.findings, by_code)
+    lengths = sorted(scan.word_counts)
 
     def pct(p: float) -> int:
         return lengths[min(len(lengths) - 1, int(p * len(lengths)))] if lengths else 0
@@ -498,7 +547,7 @@ def collect(
         "fingerprint": manifest.get("fingerprint", ""),
         "figures": [
             ("records in", manifest.get("records_in", 0)),
-            ("records out", num_rows),
+            ("records out", scan.rows),
             ("exact duplicates merged", merged.get("exact", 0)),
             ("near-duplicates merged", merged.get("near", 0)),
             ("source files", len(manifest.get("sources", []))),
@@ -512,18 +561,18 @@ def collect(
             ("p95", pct(0.95)),
             ("max", lengths[-1] if lengths else 0),
         ],
-        "languages": sorted(languages.items(), key=lambda kv: (-kv[1], kv[0])),
+        "languages": sorted(scan.languages.items(), key=lambda kv: (-kv[1], kv[0])),
         "by_code": by_code,
         "by_file": sorted(by_file.items()),
         "first": first,
-        "findings_total": len(findings),
-        "clusters": clusters,
-        "clusters_total": len(clusters_all),
+        "findings_total": len(build.findings),
+        "clusters": _clusters(clusters_shown, rows, texts),
+        "clusters_total": len(scan.clusters),
         "texts_found": bool(texts) or not wanted,
         "sample": sample,
         "changed_total": len(changed),
-        "changelog": changelog,
-        "charts": charts,
+        "changelog": build.changelog,
+        "charts": _charts(scan.word_counts, scan.languages, by_code),
         "sources": manifest.get("sources", []),
     }
 

@@ -9,9 +9,9 @@ and the signature arrays as base64 of their little-endian bytes) with the SHA-25
 beside it. Nothing in it is ever executed, whatever is planted there; an entry whose checksum or
 shape is wrong is a miss. A store that cannot be read (corrupt, foreign, another format) is set
 aside with a warning and the run goes on without it; one that can be read but not written
-(read-only folder or file) is used read-only. A run opens one connection and writes its new
-entries in one transaction at the end; worker processes only read, through one read-only
-connection each.
+(read-only folder or file) is used read-only. The main process holds the one writing connection
+and writes new entries in transactions of :data:`FLUSH_ENTRIES` as they arrive; the tasks only
+read, through one read-only connection per thread (:mod:`curate.scan.task`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 
 import validation
-from curate import __version__
+from curate.ingest import formats
+from curate.version import version
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Finding, Severity
@@ -49,12 +50,10 @@ Warn = Callable[[str], None]
 @functools.lru_cache(maxsize=8)
 def _fingerprint(settings: str) -> str:
     digest = hashlib.sha256(FORMAT.encode())
-    digest.update(__version__.encode())
+    digest.update(version().encode())
     package = Path(validation.__file__).parent
-    for path in [
-        *sorted(package.glob("*.py")),
-        Path(__file__).parents[1] / "ingest" / "formats" / "text.py",
-    ]:
+    # The checks' code and every source format's reader: what a cached result was made by.
+    for path in [*sorted(package.glob("*.py")), *formats.module_files()]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())

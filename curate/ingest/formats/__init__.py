@@ -89,6 +89,31 @@ def get(name: str) -> SourceFormat:
     return found
 
 
+def drop_oversized(source: SourceFile, config: Config | None) -> None:
+    """Leave out, each with a ``record-too-large`` error, the records over ``max_record_chars``:
+    two drops run together, or a file that is no drop at all. Every format's reader calls it."""
+    from validation.config import Config
+    from validation.registry import finding
+
+    max_chars = (config or Config()).max_record_chars
+    if not max_chars:
+        return
+    kept = []
+    for record in source.records:
+        if len(record.text) > max_chars:
+            message = (
+                f"record of {len(record.text):,} characters, over max_record_chars = "
+                f"{max_chars:,}: not checked and not included (two drops run together, or "
+                "not a drop at all?)"
+            )
+            source.findings.append(
+                finding("record-too-large", source.path, record.line, message, config)
+            )
+        else:
+            kept.append(record)
+    source.records = kept
+
+
 def module_files() -> list[Path]:
     """The source file of every registered format, for the validation cache's key."""
     files = []

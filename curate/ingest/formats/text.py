@@ -10,12 +10,15 @@ from __future__ import annotations
 import hashlib
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import validation.checks  # noqa: F401  (registers the parse codes)
+from curate.ingest.formats import drop_oversized
 from validation.config import Config
+from validation.findings import Finding
 from validation.headers import parse_header
-from validation.records import Record, SourceFile
+from validation.records import Header, Record, SourceFile
 from validation.registry import finding
 
 BOM = "\ufeff"
@@ -37,45 +40,57 @@ def _is_blank(line: str) -> bool:
 
 
 def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceFile:
+    """The records of a text drop's bytes, and what is wrong with the bytes and the layout."""
     source = SourceFile(path=path, sha256=hashlib.sha256(data).hexdigest(), size=len(data))
     add = source.findings.append
+    text = _decode(data, path, config, add)
+    if text is None:
+        return source
+    lines = text.split("\n")
+    if all(_is_blank(line) for line in lines):
+        add(finding("empty-file", path, 1, "the file is empty", config))
+        return source
+    source.header, body_start = _header(lines, path, config, add)
+    source.records = _records(lines, body_start, path, source.header)
+    if not source.records:
+        what = "a header alone" if source.header is not None else "no records"
+        add(finding("empty-file", path, 1, f"no records: {what}", config))
+    drop_oversized(source, config)
+    return source
+
+
+def _decode(
+    data: bytes, path: str, config: Config | None, add: Callable[[Finding], None]
+) -> str | None:
+    """The text of the bytes with LF line endings and no BOM (each reported), or None if they
+    are not UTF-8."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         kind = "binary data" if b"\x00" in data[:8192] else "invalid UTF-8"
-        add(
-            finding(
-                "encoding",
-                path,
-                line,
-                f"{kind}: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8 "
-                f"({exc.reason})",
-                config,
-            )
+        message = (
+            f"{kind}: byte 0x{data[exc.start]:02x} at offset {exc.start} is not UTF-8 "
+            f"({exc.reason})"
         )
-        return source
+        add(finding("encoding", path, line, message, config))
+        return None
     if text.startswith(BOM):
         add(finding("bom", path, 1, "file starts with a UTF-8 byte-order mark", config))
         text = text[1:]
     if "\r" in text:
         at = text.index("\r")
         kind = "CRLF" if text.startswith("\r\n", at) else "CR"
-        add(
-            finding(
-                "line-endings",
-                path,
-                text.count("\n", 0, at) + 1,
-                f"{kind} line endings (expected LF)",
-                config,
-            )
-        )
+        line = text.count("\n", 0, at) + 1
+        add(finding("line-endings", path, line, f"{kind} line endings (expected LF)", config))
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    if all(_is_blank(line) for line in lines):
-        add(finding("empty-file", path, 1, "the file is empty", config))
-        return source
+    return text
 
+
+def _header(
+    lines: list[str], path: str, config: Config | None, add: Callable[[Finding], None]
+) -> tuple[Header | None, int]:
+    """The header on the first non-blank line, and the index of the body's first line."""
     first = next(i for i, line in enumerate(lines) if not _is_blank(line))
     header = parse_header(lines[first], config.header_phrases if config else None)
     body_start = first + 1
@@ -90,8 +105,12 @@ def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceF
         add(finding("header-missing", path, 1, message, config))
         if header is None:
             body_start = first
-    source.header = header
+    return header, body_start
 
+
+def _records(lines: list[str], start: int, path: str, header: Header | None) -> list[Record]:
+    """The records of the body: blocks of non-blank lines, each joined with single spaces."""
+    records: list[Record] = []
     block: list[tuple[int, str]] = []
 
     def flush() -> None:
@@ -113,35 +132,16 @@ def parse_bytes(data: bytes, path: str, config: Config | None = None) -> SourceF
                 starts.append(offset)
             parts.append(piece)
             offset += len(piece)
-        source.records.append(
-            Record(path, block[0][0], " ".join(parts), header, tuple(starts), accept)
-        )
+        records.append(Record(path, block[0][0], " ".join(parts), header, tuple(starts), accept))
         block.clear()
 
-    for i in range(body_start, len(lines)):
+    for i in range(start, len(lines)):
         if _is_blank(lines[i]):
             flush()
         else:
             block.append((i + 1, lines[i]))
     flush()
-    if not source.records:
-        what = "a header alone" if header is not None else "no records"
-        add(finding("empty-file", path, 1, f"no records: {what}", config))
-    max_chars = (config or Config()).max_record_chars
-    if max_chars:
-        kept = []
-        for record in source.records:
-            if len(record.text) > max_chars:
-                message = (
-                    f"record of {len(record.text):,} characters, over max_record_chars = "
-                    f"{max_chars:,}: not checked and not included (two drops run together, or "
-                    "not a drop at all?)"
-                )
-                add(finding("record-too-large", path, record.line, message, config))
-            else:
-                kept.append(record)
-        source.records = kept
-    return source
+    return records
 
 
 def parse_file(path: Path, config: Config | None = None) -> SourceFile:
