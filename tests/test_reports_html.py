@@ -20,7 +20,8 @@ from browser import colour_pixels, open_page
 from conftest import SOURCES
 
 from curate.cli import main
-from curate.report.html import _bar_chart, _length_chart
+from curate.report.charts import bar_chart as _bar_chart
+from curate.report.charts import length_chart as _length_chart
 
 # The chart colours, written here and not imported: a chart "draws" when the screenshot holds a
 # solid area of its colour (bars and histogram columns are filled with exactly that colour).
