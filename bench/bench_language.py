@@ -74,7 +74,7 @@ def fast_answer(text: str) -> Answer:
 
 def dev_sets(corpus: Path) -> dict[str, tuple[list[str], list[str]]]:
     """Set name -> (ids, texts) for the dev corpus."""
-    from curate.parse import parse_bytes
+    from curate.ingest.formats.text import parse_bytes
     from validation.config import Config
     from validation.normalize import plain_text
 
@@ -97,7 +97,8 @@ def dev_sets(corpus: Path) -> dict[str, tuple[list[str], list[str]]]:
 def generated_sets(args: argparse.Namespace) -> dict[str, tuple[list[str], list[str]]]:
     import generate
 
-    from curate.parse import collect_paths, parse_file
+    from curate.ingest.discover import collect_paths
+    from curate.ingest.formats.text import parse_file
     from validation.config import Config
     from validation.language import looks_english
     from validation.normalize import plain_text, word_total

@@ -25,7 +25,8 @@ from langdetect import DetectorFactory, detect_langs
 from langdetect import detector_factory as reference_factory
 from langdetect.lang_detect_exception import LangDetectException
 
-from curate.parse import collect_paths, parse_file
+from curate.ingest.discover import collect_paths
+from curate.ingest.formats.text import parse_file
 from validation import langfast
 from validation.language import detect, looks_english
 from validation.normalize import plain_text
@@ -286,7 +287,7 @@ def test_a_cold_validate_of_english_drops_loads_neither_langdetect_nor_the_model
     """The English pre-check answers every bundled record, so neither is imported."""
     code = (
         "import sys\n"
-        "from curate.validate import validate_paths\n"
+        "from curate.pipeline.validate import validate_paths\n"
         "from validation.config import Config\n"
         "from pathlib import Path\n"
         "validate_paths([Path('sources')], Config())\n"
