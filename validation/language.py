@@ -60,7 +60,7 @@ def detect(text: str) -> tuple[str | None, float]:
 
     try:
         lang, prob = top_language(text)
-    except LangDetectException:
+    except (LangDetectException, IndexError):  # no features; no language above langdetect's 0.1
         return None, 0.0
     if lang.startswith("zh"):
         lang = "zh"
