@@ -5,11 +5,9 @@
 
 Writes the drops into ``bench/out/hostile-neardup/`` and runs ``curate validate --no-cache`` on
 each in a child process, printing its wall time, peak RSS (the largest process: the CLI or one of
-its workers) and how many near-duplicate findings it reported. Targets (issue 9): 4,000
-templated near-duplicates in under 30 s and 1 GB; a 10 MB record in under 1 GB. Before the
-bounded search, 2,000 variants took 57 s and 2.4 GB and 4,000 did not finish in 4 minutes; a
-10 MB record took 3.9 GB, and 100,000 tiny records 4.3 GB. Run by hand; it prints its figures
-and asserts nothing.
+its workers) and how many near-duplicate findings it reported. Targets: 4,000 templated
+near-duplicates in under 30 s and 1 GB; a 10 MB record in under 1 GB. Run by hand; it prints
+its figures and asserts nothing.
 """
 
 from __future__ import annotations

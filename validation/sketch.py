@@ -158,15 +158,6 @@ def band_hash(sigs: np.ndarray, band: int, index: np.ndarray | None = None) -> n
         return np.bitwise_xor.reduce(rows * _BAND_MIX, axis=1) * _MIX[0]
 
 
-def estimate(sigs: np.ndarray, pairs: np.ndarray, chunk: int = 200_000) -> np.ndarray:
-    """The MinHash estimate of the Jaccard similarity of each (i, j) pair."""
-    out = np.empty(len(pairs), dtype=np.float64)
-    for start in range(0, len(pairs), chunk):
-        p = pairs[start : start + chunk]
-        out[start : start + len(p)] = (sigs[p[:, 0]] == sigs[p[:, 1]]).mean(axis=1)
-    return out
-
-
 def _empty_id(text: str) -> str:
     # Nothing to compare but the characters themselves ("—", "$$"): ids from the raw text, so
     # only identical ones count as duplicates, and no near-duplicates at all.
