@@ -103,7 +103,7 @@ def build(
     template: str | Path | None = None,
     previous: release.Release | str | Path | None = None,
     jobs: int | None = None,
-    engine: str = engines.DEFAULT,
+    engine: str | engines.Engine = engines.DEFAULT,
     cache_dir: str | Path | None = None,
     verbose: bool = False,
     on_file: Callable[[str, int], None] | None = None,
@@ -115,8 +115,8 @@ def build(
     the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
     ``version`` then overrides the bump but may not go backwards. Without it the version is
     ``version`` or the configured one. ``on_file(path, records)`` is called as each file is
-    checked (the CLI's progress bar); ``engine`` names where the tasks run, with ``jobs``
-    workers.
+    checked (the CLI's progress bar); ``engine`` is where the tasks run: a registered engine's
+    name (with ``jobs`` workers), or an engine, which the caller then closes.
 
     ``out`` must be new, empty or a previous build (:func:`curate.release.output.output_target`);
     ``force`` moves anything else there aside, kept, instead of refusing.
@@ -125,7 +125,7 @@ def build(
     request = _request(paths, out, settings, version, previous, template, say)
     checked = on_file or ((lambda p, n: say(f"checked {p} ({n} records)")) if verbose else None)
     timings: dict[str, float] = {}
-    runner = engines.make(engine, jobs)
+    runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
     try:
         with output.claim(request.target, force=force, say=say, on_abort=runner.close) as stage:
             # The scan's spool of rows is inside the stage: a failed build removes it with it.
@@ -151,7 +151,8 @@ def build(
             _write_page(stage, manifest, run, table, spool)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
     finally:
-        runner.close()
+        if isinstance(engine, str):
+            runner.close()
     say(f"wrote {out}")
     return BuildResult(
         Path(out), version, run.report.records, table.rows, groups.exact_merged,
