@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import jsonschema
 import pytest
+from conftest import ROOT
 
 from curate import __version__
 from curate.cli import main
 from validation.findings import Finding, Report, Severity
 from validation.render import choose_annotations, render_github, render_github_summary
 
-DATA = Path(__file__).parent / "data"
+DATA = ROOT / "tests" / "data"
 COMMAND = re.compile(r"^::(error|warning) file=([^,]*)(?:,line=(\d+))?,title=([^:]*)::", re.M)
 
 

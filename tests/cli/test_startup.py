@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # What no command may import before it knows it needs it: the data stack, the Hub client, the
 # report's charts and templates, the cleaner, the progress bar, and importlib.metadata (as dear

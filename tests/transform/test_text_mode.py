@@ -22,7 +22,7 @@ from curate.transform.clean import clean_text
 from validation import residue
 from validation.config import Config
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = ROOT / "tests" / "data"
 LABELLED = [json.loads(line) for line in (DATA / "residue_labelled.jsonl").open(encoding="utf-8")]
 
 # --- Hand-labelled real examples: (id, fragment of the raw abstract, expected cleaned text) ---

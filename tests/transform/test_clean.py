@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
 from curate.transform.clean import CleanResult, clean_text
 from validation import residue
 
-SOURCES = Path(__file__).resolve().parent.parent / "sources"
+SOURCES = ROOT / "sources"
 
 
 def _seed_records() -> list[tuple[str, str]]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 from browser import colour_pixels, open_page
-from conftest import SOURCES
+from conftest import ROOT, SOURCES
 
 from curate.cli import main
 from curate.report.charts import bar_chart as _bar_chart
@@ -142,7 +142,7 @@ def test_a_console_message_is_caught(tmp_path):
     """The check above is live: a page that fetches from the network is reported."""
     bad = tmp_path / "bad.html"
     bad.write_text(
-        (Path(__file__).parent.parent / "curate" / "report" / "report.html.j2")
+        (ROOT / "curate" / "report" / "report.html.j2")
         .read_text(encoding="utf-8")
         .split("</head>")[0]
         + '</head><body><img src="https://example.com/x.png"></body></html>',
