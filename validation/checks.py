@@ -18,7 +18,7 @@ from validation.corpus import Corpus
 from validation.findings import Finding
 from validation.language import body_language, detect
 from validation.records import Record, SourceFile
-from validation.registry import finding, register, register_code
+from validation.registry import finding, register, register_code, register_measure
 
 if TYPE_CHECKING:
     from validation.config import Config
@@ -75,9 +75,24 @@ def word_count(record: Record) -> int:
     return _word_count(record.text)
 
 
-@register("language", "error", "record", "a record is not in the expected language")
-def check_language(record: Record, config: Config) -> Iterator[Finding]:
-    lang, prob = body_language(record.text, config.language_min_words)
+@register_measure("words", "words of the record (each CJK character one)")
+def measure_words(record: Record, config: Config) -> int:
+    return word_count(record)
+
+
+@register_measure("language", "probability of the detected language", lambda v: v[1])
+def measure_language(record: Record, config: Config) -> tuple[str | None, float | None]:
+    """The body language and langdetect's probability (None for the English pre-check's
+    answer, and for a record too short to tell)."""
+    return body_language(record.text, config.language_min_words)
+
+
+@register("language", "error", "record", "a record is not in the expected language",
+          measure="language", threshold="languages")  # fmt: skip
+def check_language(
+    record: Record, config: Config, measured: tuple[str | None, float | None]
+) -> Iterator[Finding]:
+    lang, prob = measured
     if lang is None and prob is None:  # too short to tell
         return
     if lang in config.languages:
@@ -268,9 +283,8 @@ def check_placeholder(record: Record, config: Config) -> Iterator[Finding]:
 
 
 @register("too-short", "warning", "record", "fewer words than the minimum", version=2,
-          row_policy="drop")  # fmt: skip
-def check_too_short(record: Record, config: Config) -> Iterator[Finding]:
-    n = word_count(record)
+          row_policy="drop", measure="words", threshold="min_words")  # fmt: skip
+def check_too_short(record: Record, config: Config, n: int) -> Iterator[Finding]:
     if n >= config.min_words:
         return
     # One fault, one finding: an empty record or a placeholder has its own, more precise code.
@@ -348,9 +362,8 @@ def merge_point(record: Record) -> int | None:
 
 @register("too-long", "warning", "record",
           "more words than the maximum, or two abstracts merged", version=2,
-          row_policy="flag")  # fmt: skip
-def check_too_long(record: Record, config: Config) -> Iterator[Finding]:
-    n = word_count(record)
+          row_policy="flag", measure="words", threshold="max_words")  # fmt: skip
+def check_too_long(record: Record, config: Config, n: int) -> Iterator[Finding]:
     at = merge_point(record)
     if at is not None:
         yield finding(

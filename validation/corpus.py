@@ -50,6 +50,8 @@ class FileResult:
     sigs: np.ndarray  # uint16[n, NUM_PERM]: MinHash signatures
     findings: list[Finding]
     timings: dict[str, float] = field(default_factory=dict)
+    # Each threshold measure's figure per record (float64[n], NaN where not measured).
+    measures: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_records(self) -> int:

@@ -75,6 +75,9 @@ class Report:
     baselined: int = 0
     # Records the build left out by row policy: {id, file, line, reasons}.
     dropped: list[dict[str, object]] = field(default_factory=list)
+    # What the threshold checks measured, by measure: the distribution and each threshold
+    # (see validation.measures.summarise).
+    measures: dict[str, object] = field(default_factory=dict)
 
     def add(self, finding: Finding) -> None:
         self.findings.append(finding)
@@ -124,6 +127,8 @@ class Report:
             "findings": [f.to_dict() for f in self.findings],
             "summary": self.summary(),
         }
+        if self.measures:
+            out["measures"] = self.measures
         if self.dropped:
             out["dropped"] = self.dropped
         return out

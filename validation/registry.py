@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from validation.findings import Finding, Handle, Severity
 
@@ -38,9 +38,53 @@ class CheckSpec:
     # with the code in its ``flags`` column, or drop it (listed in the report with the code).
     # Chosen for training consumers; ``[tool.curate.row_policy]`` overrides it per code.
     row_policy: str = "keep"
+    # A threshold check measures first and decides from the measurement: the name of its
+    # measure (see :data:`MEASURES`), and the setting that holds its threshold.
+    measure: str | None = None
+    threshold: str | None = None
+
+    def run(self, subject: Any, config: Config, measured: Any = None) -> Iterable[Finding]:
+        """The check's findings on ``subject``; a threshold check decides from ``measured``
+        (measured here if not given)."""
+        assert self.func is not None, f"{self.code} is emitted, not checked"
+        if self.measure is None:
+            return self.func(subject, config)
+        if measured is None:
+            measured = MEASURES[self.measure].func(subject, config)
+        return self.func(subject, config, measured)
 
 
 REGISTRY: dict[str, CheckSpec] = {}
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A quantity measured on every record before any check decides from it, so reports can
+    show its distribution beside each threshold. ``func(record, config)`` gives the value (as
+    the checks read it: it is cached by text); ``number(value)`` the figure its distribution is
+    drawn from (None: not measured for this record)."""
+
+    name: str
+    description: str
+    func: Callable[..., Any]
+    number: Callable[[Any], float | None]
+
+
+MEASURES: dict[str, Measure] = {}
+
+
+def register_measure(
+    name: str, description: str, number: Callable[[Any], float | None] = lambda v: v
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``func`` as the measure ``name``."""
+
+    def deco(func: Callable[..., Any]) -> Callable[..., Any]:
+        if name in MEASURES:
+            raise ValueError(f"measure {name!r} registered twice")
+        MEASURES[name] = Measure(name, description, func, number)
+        return func
+
+    return deco
 
 
 ROW_POLICIES = ("keep", "flag", "drop")
@@ -54,13 +98,21 @@ def register(
     *,
     version: int = 1,
     row_policy: str = "keep",
+    measure: str | None = None,
+    threshold: str | None = None,
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
-    """Register ``func`` as the check for ``code``."""
+    """Register ``func`` as the check for ``code``; a threshold check names its ``measure``
+    (registered before it) and the setting holding its ``threshold``, and is called with the
+    measured value after the record and the settings."""
     if row_policy not in ROW_POLICIES:
         raise ValueError(f"unknown row policy {row_policy!r} for {code}")
+    if measure is not None and measure not in MEASURES:
+        raise ValueError(f"unknown measure {measure!r} for {code}")
 
     def deco(func: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
-        _add(CheckSpec(code, Severity(severity), scope, description, func, version, row_policy))
+        spec = CheckSpec(code, Severity(severity), scope, description, func, version,
+                         row_policy, measure, threshold)  # fmt: skip
+        _add(spec)
         return func
 
     return deco

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -18,8 +18,9 @@ from validation.config import Config
 from validation.corpus import Corpus, FileResult, TextLoader
 from validation.findings import Finding, Report, Severity
 from validation.language import body_language
+from validation.measures import summarise
 from validation.records import Record, SourceFile
-from validation.registry import checks
+from validation.registry import MEASURES, checks
 from validation.sketch import NUM_PERM, Sketch, sketch, sketch_many
 
 
@@ -32,6 +33,8 @@ class RecordResult:
     id: str
     sig: np.ndarray
     language: str | None = None
+    # What the threshold checks measured, by measure (see validation.registry.MEASURES).
+    measures: tuple[tuple[str, Any], ...] = ()
 
 
 class RecordCache(Protocol):
@@ -46,21 +49,30 @@ def check_record(
     """Every record check on ``record``, and its sketch (``sk`` if the caller made it already,
     as :func:`check_file` does for a whole file at once) and language."""
     found: list[Finding] = []
-    for spec in checks("record", config):
+    specs = checks("record", config)
+    # Measure first: each measure once, before the checks that decide from it read it.
+    values: dict[str, Any] = {}
+    for name in sorted({s.measure for s in specs if s.measure is not None}):
         t = time.perf_counter()
-        found.extend(spec.func(record, config))  # type: ignore[misc]
+        values[name] = MEASURES[name].func(record, config)
+        timings[f"measure {name}"] = timings.get(f"measure {name}", 0.0) + time.perf_counter() - t
+    for spec in specs:
+        t = time.perf_counter()
+        found.extend(spec.run(record, config, values.get(spec.measure or "")))
         timings[spec.code] = timings.get(spec.code, 0.0) + time.perf_counter() - t
     if sk is None:
         t = time.perf_counter()
         sk, _ = sketch(record.text, config.shingle_size)
         timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
-    # The `language` check computed this already (cached by text); it is computed here only
-    # when that check is off, because the row's `language` column needs it all the same.
-    t = time.perf_counter()
-    language = body_language(record.text, config.language_min_words)[0]
-    timings["language"] = timings.get("language", 0.0) + time.perf_counter() - t
+    if "language" in values:
+        language = values["language"][0]
+    else:
+        # The `language` check is off; the row's `language` column needs it all the same.
+        t = time.perf_counter()
+        language = body_language(record.text, config.language_min_words)[0]
+        timings["language"] = timings.get("language", 0.0) + time.perf_counter() - t
     relative = tuple(replace(f, file="", line=f.line - record.line) for f in found)
-    return RecordResult(relative, sk.id, sk.sig, language)
+    return RecordResult(relative, sk.id, sk.sig, language, tuple(sorted(values.items())))
 
 
 def check_file(
@@ -109,9 +121,23 @@ def check_file(
     ids = [r.id for r in done]
     file = FileResult(
         source.path, source.header, source.sha256, source.size, lines, ids, sigs, findings,
-        timings,
+        timings, _measured(done),
     )  # fmt: skip
     return file, done
+
+
+def _measured(results: list[RecordResult]) -> dict[str, np.ndarray]:
+    """Each measure's figure for every record of a file (NaN where it was not measured)."""
+    out: dict[str, np.ndarray] = {}
+    for i, result in enumerate(results):
+        for name, value in result.measures:
+            column = out.get(name)
+            if column is None:
+                column = out[name] = np.full(len(results), np.nan)
+            number = MEASURES[name].number(value)
+            if number is not None:
+                column[i] = number
+    return out
 
 
 def check_corpus(
@@ -141,6 +167,7 @@ def make_report(
             if counts(f, config):
                 report.add(_with_record_id(f, results))
     report.timings = timings
+    report.measures = summarise(results, report.findings, config)
     return report.sort()
 
 

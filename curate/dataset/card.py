@@ -15,6 +15,7 @@ from huggingface_hub import DatasetCard, DatasetCardData
 
 from curate.dataset.table import COLUMNS, hf_features
 from curate.settings import Settings
+from validation.measures import distribution
 
 DATA_GLOB = "data/train-*"
 DEFAULT_TEMPLATE = "dataset_card.md"
@@ -115,24 +116,20 @@ def type_label(typ: pa.DataType) -> str:
     return str(typ)
 
 
-def _percentile(sorted_values: list[int], q: float) -> int:
-    if not sorted_values:
-        return 0
-    index = min(len(sorted_values) - 1, round(q * (len(sorted_values) - 1)))
-    return sorted_values[index]
-
-
 def length_stats(word_counts: list[int]) -> dict[str, Any]:
+    """The card's figures of the words per row (the percentiles every report of curate uses:
+    :func:`validation.measures.percentile`)."""
     values = sorted(word_counts)
     if not values:
         return {k: 0 for k in ("min", "p10", "median", "mean", "p90", "max")}
+    spread = distribution(values)
     return {
-        "min": values[0],
-        "p10": _percentile(values, 0.1),
-        "median": _percentile(values, 0.5),
+        "min": spread["min"],
+        "p10": spread["p10"],
+        "median": spread["median"],
         "mean": round(statistics.fmean(values), 1),
-        "p90": _percentile(values, 0.9),
-        "max": values[-1],
+        "p90": spread["p90"],
+        "max": spread["max"],
     }
 
 

@@ -113,8 +113,8 @@ def published_report(report: Report, names: dict[str, str]) -> Report:
             message = message.replace(f.related, name(f.related) or "")
         file = names.get(f.file, display(f.file))
         findings.append(replace(f, file=file, related=name(f.related), message=message))
-    return Report(findings=findings, files=[names.get(p, display(p)) for p in report.files],
-                  records=report.records)  # fmt: skip
+    files = [names.get(p, display(p)) for p in report.files]
+    return Report(findings=findings, files=files, records=report.records, measures=report.measures)
 
 
 def created() -> str | None:

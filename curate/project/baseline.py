@@ -64,4 +64,5 @@ def apply_baseline(report: Report, path: str | Path) -> Report:
         records=report.records,
         timings=report.timings,
         baselined=len(report.findings) - len(kept),
+        measures=report.measures,  # what the checks measured, the baseline's findings too
     )

@@ -28,6 +28,7 @@ from markupsafe import Markup
 from curate.dataset.manifest import REPORT_HTML
 from curate.io import sha256_file
 from curate.report.charts import COLOURS, bar_chart, length_chart
+from validation.measures import percentile
 
 GENERATOR = '<meta name="generator" content="curate report">'
 # How many rows the page shows at most, so a million-record build still gives a page a browser
@@ -141,6 +142,7 @@ class _Build:
     findings: list[dict[str, Any]]
     summary: dict[str, Any]
     changelog: str | None  # the newest section: what changed since the previous release
+    measures: dict[str, Any]  # what the threshold checks measured, beside their thresholds
 
 
 @dataclass
@@ -169,9 +171,11 @@ def _read_build(folder: Path) -> _Build:
     report_path = folder / "validation-report.json"
     findings: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
+    measures: dict[str, Any] = {}
     if report_path.is_file():
         data = json.loads(report_path.read_text(encoding="utf-8"))
         findings, summary = data.get("findings", []), data.get("summary", {})
+        measures = data.get("measures", {})
     changelog_path = folder / "CHANGELOG.md"
     changelog = None
     if changelog_path.is_file():
@@ -179,7 +183,7 @@ def _read_build(folder: Path) -> _Build:
         sections = re.split(r"(?m)^(?=## )", text)
         newest = next((s for s in sections if s.startswith("## ")), text)
         changelog = newest.strip()
-    return _Build(manifest, files, findings, summary, changelog)
+    return _Build(manifest, files, findings, summary, changelog, measures)
 
 
 def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
@@ -314,9 +318,6 @@ def collect(
     by_file, first = _findings_view(build.findings, by_code)
     lengths = sorted(scan.word_counts)
 
-    def pct(p: float) -> int:
-        return lengths[min(len(lengths) - 1, int(p * len(lengths)))] if lengths else 0
-
     merged = manifest.get("duplicates_merged", {})
     return {
         "name": manifest.get("name", folder.name),
@@ -333,11 +334,12 @@ def collect(
             ("rows changed by cleaning", len(changed)),
         ],
         "length_stats": [
-            ("min", pct(0)),
-            ("median", pct(0.5)),
-            ("p95", pct(0.95)),
+            ("min", percentile(lengths, 0)),
+            ("median", percentile(lengths, 0.5)),
+            ("p95", percentile(lengths, 0.95)),
             ("max", lengths[-1] if lengths else 0),
         ],
+        "measures": build.measures,
         "languages": sorted(scan.languages.items(), key=lambda kv: (-kv[1], kv[0])),
         "by_code": by_code,
         "by_file": sorted(by_file.items()),

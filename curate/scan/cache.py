@@ -40,7 +40,7 @@ from validation.registry import REGISTRY
 from validation.runner import RecordResult
 from validation.sketch import NUM_PERM, SKETCH_VERSION
 
-FORMAT = "curate-validation-cache/5"
+FORMAT = "curate-validation-cache/6"
 # New entries are written in transactions of this many, not held until the run ends: about a
 # kilobyte each, a million records' entries took 1.4 GB of the main process's memory.
 FLUSH_ENTRIES = 20_000
@@ -98,6 +98,7 @@ def encode_record(r: RecordResult) -> dict[str, Any]:
         "id": r.id,
         "sig": _array(r.sig, "<u2"),
         "language": r.language,
+        "measures": [[name, value] for name, value in r.measures],
     }
 
 
@@ -110,7 +111,13 @@ def decode_record(d: dict[str, Any]) -> RecordResult:
         str(d["id"]),
         _unarray(d["sig"], "<u2", (-1,)),
         language,
+        tuple((str(name), _measure(value)) for name, value in d["measures"]),
     )
+
+
+def _measure(value: Any) -> Any:
+    """A measurement as the checks gave it: JSON turned the language's pair into a list."""
+    return tuple(value) if isinstance(value, list) else value
 
 
 def encode_file(r: FileResult) -> dict[str, Any]:
@@ -126,6 +133,7 @@ def encode_file(r: FileResult) -> dict[str, Any]:
         "ids": list(r.ids),
         "sigs": _array(r.sigs, "<u2"),
         "findings": [_finding(f) for f in r.findings],
+        "measures": {name: _array(v, "<f8") for name, v in r.measures.items()},
     }
 
 
@@ -140,6 +148,7 @@ def decode_file(d: dict[str, Any]) -> FileResult:
         ids=[str(i) for i in d["ids"]],
         sigs=_unarray(d["sigs"], "<u2", (n, NUM_PERM)),
         findings=[_unfinding(f) for f in d["findings"]],
+        measures={str(k): _unarray(v, "<f8", (n,)) for k, v in d["measures"].items()},
     )
 
 

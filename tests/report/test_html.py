@@ -220,3 +220,23 @@ def test_changelog_section_is_the_newest_one(built, tmp_path):
     section = html.split("<h2>Changes since the previous release</h2>", 1)[1].split("<h2>")[0]
     assert "## 1.1.0" in section and "2 records added" in section
     assert "first release" not in section
+
+
+def test_page_shows_each_measure_beside_its_thresholds(built):
+    """The word counts of the bundled abstracts (counted here by splitting the raw texts, with
+    no CJK among them) and the two thresholds that decide from them."""
+    page = (built / "report.html").read_text(encoding="utf-8")
+    table = re.search(r'<table id="measures">(.*?)</table>', page, re.S)
+    assert table is not None
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>",
+             table.group(1), re.S)]  # fmt: skip
+    texts = [t for f in sorted(SOURCES.glob("*.txt")) for t in _raw_records(f)]
+    counts = sorted(len(t.split()) for t in texts)
+    assert cells[1] == str(len(texts))
+    assert (cells[2], cells[6]) == (str(counts[0]), str(counts[-1]))
+    assert "min_words = 20" in cells and "max_words = 400" in cells
+
+
+def _raw_records(path: Path) -> list[str]:
+    blocks = path.read_text(encoding="utf-8").split("\n\n")[1:]
+    return [" ".join(b.split()) for b in blocks if b.strip()]

@@ -242,7 +242,7 @@ def test_severity_and_threshold_come_from_config(tmp_path, capsys):
 def test_json_format_is_one_object_with_findings_and_summary(capsys):
     assert main(["validate", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert set(data) == {"findings", "summary"}
+    assert set(data) == {"findings", "summary", "measures"}
     dup = next(f for f in data["findings"] if f["code"] == "duplicate")
     assert set(dup) == {"code", "severity", "file", "line", "message", "related", "id"}
     assert data["summary"]["by_code"]["duplicate"] == {"severity": "warning", "count": 2}
