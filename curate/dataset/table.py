@@ -105,7 +105,7 @@ COLUMNS: list[Column] = [
         "sources", pa.list_(SOURCE_TYPE),
         "Every occurrence of this abstract in the drops: file, line, header, header language, "
         "match (original, exact or near) and, for near-duplicates, the Jaccard similarity.",
-        nullable=True, check=(_sources_ok, "sources must start with the original"),
+        check=(_sources_ok, "sources must start with the original"),
     ),
 ]  # fmt: skip
 
@@ -222,8 +222,9 @@ def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> 
     for case in cases.itertuples(index=False):
         where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])
         if case.index is not None and not pd.isna(case.index):
-            first = rows[int(case.index)]["sources"][0]
-            where.append(f"{first['file']}:{first['line']}")
+            sources = rows[int(case.index)].get("sources") or []
+            if sources:  # a row whose sources are broken has no place to point at
+                where.append(f"{sources[0]['file']}:{sources[0]['line']}")
     what = []
     for (column, check, value), where in list(seen.items())[:shown]:
         at = f" ({where[0]}{' and more rows' if len(where) > 1 else ''})" if where else ""

@@ -21,7 +21,13 @@ import pytest
 from conftest import ROOT, SOURCES
 
 from curate.dataset.card import dataset_info_yaml, features_yaml
-from curate.dataset.table import ARROW_SCHEMA, HF_DTYPES, hf_features
+from curate.dataset.table import (
+    ARROW_SCHEMA,
+    HF_DTYPES,
+    TableContractBroken,
+    check_rows,
+    hf_features,
+)
 from curate.dataset.writers.parquet import arrow_schema_with_features
 
 # Every type hf_features knows, alone, in lists, large lists, structs and their nestings.
@@ -102,3 +108,40 @@ def test_a_build_imports_neither_datasets_nor_matplotlib(tmp_path):
     ).stdout
     assert out.splitlines()[-1] == "[]"
     assert (tmp_path / "dist" / "report.html").is_file()
+
+
+def _row(**change):
+    row = {
+        "id": "0123456789abcdef", "abstract": "Text.", "abstract_raw": "Text.", "venue": "ICML",
+        "year": 2025, "language": "en", "word_count": 1, "char_count": 5, "has_math": False,
+        "markup": [], "flags": [],
+        "sources": [{"file": "a.txt", "line": 3, "header": "ICML 2025 Papers",
+                     "header_language": "en", "match": "original", "similarity": None}],
+    }  # fmt: skip
+    return {**row, **change}
+
+
+def test_the_contract_takes_a_sound_row():
+    check_rows([_row()])
+
+
+@pytest.mark.parametrize(
+    ("change", "column"),
+    [
+        ({"sources": None}, "sources"),  # never null: every row has its original
+        ({"sources": []}, "sources"),
+        ({"id": "not-hex"}, "id"),
+        ({"year": 1066}, "year"),
+        ({"abstract": ""}, "abstract"),
+        ({"word_count": 0}, "word_count"),
+    ],
+)
+def test_the_contract_refuses_a_broken_row_and_says_which_column(change, column):
+    with pytest.raises(TableContractBroken, match=rf"\b{column}\b"):
+        check_rows([_row(**change)])
+
+
+def test_the_arrow_schema_says_what_the_contract_says_of_nulls():
+    """Written out here, column by column: what a consumer may find null."""
+    nullable = {f.name for f in ARROW_SCHEMA if f.nullable}
+    assert nullable == {"venue", "year", "language"}
