@@ -67,27 +67,38 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     return Markup("".join(left)), Markup("".join(right))
 
 
-def _source_texts(manifest: dict[str, Any], folders: Iterable[str | Path]) -> dict[str, Path]:
-    """The drops of this build found in ``folders``, by name; only files whose SHA-256 is the
-    one the manifest recorded, so a changed drop never lends its text to the page."""
+def _source_texts(
+    manifest: dict[str, Any], folders: Iterable[str | Path]
+) -> dict[str, tuple[Path, str]]:
+    """The drops of this build found in ``folders`` (as any command finds sources), by name,
+    with their format; only files whose SHA-256 is the one the manifest recorded, so a changed
+    drop never lends its text to the page."""
+    from curate.errors import UsageError
+    from curate.ingest.discover import discover
 
     wanted = {s["name"]: s["sha256"] for s in manifest.get("sources", [])}
-    found: dict[str, Path] = {}
+    found: dict[str, tuple[Path, str]] = {}
     for folder in folders:
-        folder = Path(folder)
-        candidates = [folder] if folder.is_file() else sorted(folder.glob("*.txt"))
-        for path in candidates:
-            if path.name in wanted and path.name not in found:
-                try:
-                    if sha256_file(path) == wanted[path.name]:
-                        found[path.name] = path
-                except OSError:
-                    continue
+        try:
+            sources = discover([folder])
+        except UsageError as exc:
+            raise ReportError(f"--sources: {exc}") from None
+        for source in sources:
+            name = source.name
+            if source.problem or name not in wanted or name in found:
+                continue
+            try:
+                if sha256_file(source.path) == wanted[name]:
+                    found[name] = (source.path, source.format)
+            except OSError:
+                continue
     return found
 
 
-def _record_texts(paths: dict[str, Path], wanted: set[tuple[str, int]]) -> dict[str, str]:
-    from curate.ingest.formats.text import parse_file
+def _record_texts(
+    paths: dict[str, tuple[Path, str]], wanted: set[tuple[str, int]]
+) -> dict[str, str]:
+    from curate.ingest import formats
     from validation.config import Config
 
     out: dict[str, str] = {}
@@ -97,7 +108,8 @@ def _record_texts(paths: dict[str, Path], wanted: set[tuple[str, int]]) -> dict[
     for name, lines in sorted(by_file.items()):
         if name not in paths:
             continue
-        for record in parse_file(paths[name], Config()).records:
+        path, fmt = paths[name]
+        for record in formats.get(fmt).read(path, Config()).records:
             if record.line in lines:
                 out[f"{name}:{record.line}"] = record.text
     return out

@@ -240,3 +240,26 @@ def test_page_shows_each_measure_beside_its_thresholds(built):
 def _raw_records(path: Path) -> list[str]:
     blocks = path.read_text(encoding="utf-8").split("\n\n")[1:]
     return [" ".join(b.split()) for b in blocks if b.strip()]
+
+
+def test_the_report_finds_the_texts_of_drops_in_subfolders(tmp_path, monkeypatch):
+    """The same discovery as every command: drops in subfolders are found by their names."""
+    root = tmp_path / "sources"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    for k, seed in enumerate(sorted(SOURCES.glob("*.txt"))):
+        shutil.copy(seed, root / ("a" if k % 2 else "b") / seed.name)
+    out = tmp_path / "dist"
+    assert main(["build", str(root), "--out", str(out), "--no-cache"]) == 0
+    monkeypatch.chdir(tmp_path)
+    target = tmp_path / "page.html"
+    assert main(["report", str(out), "--output", str(target), "--sources", str(root)]) == 0
+    html = target.read_text(encoding="utf-8")
+    assert "(text not available)" not in html
+    assert "b/" in html  # the merged copy is shown by its name, folder included
+
+
+def test_the_report_refuses_sources_that_do_not_exist(built, tmp_path, capsys):
+    assert main(["report", str(built), "--output", str(tmp_path / "p.html"), "--sources",
+                 str(tmp_path / "nowhere")]) == 2  # fmt: skip
+    assert "no such file or folder" in capsys.readouterr().err
