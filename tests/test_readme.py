@@ -21,8 +21,12 @@ def _section(title: str) -> str:
 
 
 def test_finding_code_table_matches_the_registry():
-    rows = re.findall(r"^\| `([a-z-]+)` \| (error|warning) \|", _section("Finding codes"), re.M)
-    assert rows == [(code, str(spec.severity)) for code, spec in REGISTRY.items()]
+    rows = re.findall(
+        r"^\| `([a-z-]+)` \| (error|warning) \| (keep|flag|drop) \|",
+        _section("Finding codes"),
+        re.M,
+    )
+    assert rows == [(code, str(spec.severity), spec.row_policy) for code, spec in REGISTRY.items()]
 
 
 def test_configuration_table_lists_every_option():
