@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from dataclasses import fields
+import subprocess
+import sys
 
 from conftest import ROOT
 
 import validation.checks  # noqa: F401  (fills the registry)
-from validation.config import Config
+from curate.settings import ORDER
 from validation.registry import REGISTRY
 
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -21,17 +22,37 @@ def _section(title: str) -> str:
 
 
 def test_finding_code_table_matches_the_registry():
-    rows = re.findall(r"^\| `([a-z-]+)` \| (error|warning) \|", _section("Finding codes"), re.M)
-    assert rows == [(code, str(spec.severity)) for code, spec in REGISTRY.items()]
+    rows = re.findall(
+        r"^\| `([a-z-]+)` \| (error|warning) \| (keep|flag|drop) \|",
+        _section("Finding codes"),
+        re.M,
+    )
+    assert rows == [(code, str(spec.severity), spec.row_policy) for code, spec in REGISTRY.items()]
 
 
 def test_configuration_table_lists_every_option():
+    """Every setting, the checks' and the build's (the two tables by their own heading)."""
     documented = set(re.findall(r"`([a-z_]+)`", _section("Configuration")))
-    assert {f.name for f in fields(Config)} - {"severity"} <= documented
+    assert set(ORDER) - {"severity", "row_policy"} <= documented
     assert "[tool.curate.severity]" in _section("Configuration")
+    assert "[tool.curate.row_policy]" in _section("Configuration")
 
 
 def test_quickstart_is_the_two_commands_ci_runs():
     quick = _section("Quickstart")
     assert "uv run curate build" in quick and "uv run pytest" in quick
     assert "uv run pytest" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_the_readme_is_a_manual_of_at_most_25_kb_with_no_history():
+    assert len(README.encode("utf-8")) <= 25_600
+    for text in (README, *(p.read_text(encoding="utf-8") for p in (ROOT / "docs").glob("*.md"))):
+        assert not re.search(r"\b(issue|session)s? ?#?\d|\bprevious session|this evening", text)
+
+
+def test_curate_help_starts_with_what_the_tool_does():
+    out = subprocess.run(
+        [sys.executable, "-m", "curate.cli", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    description = out.split("\n\n")[1]
+    assert description.startswith("Validate text source drops, build a clean, deduplicated")
