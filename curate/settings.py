@@ -39,13 +39,12 @@ class Settings:
     checks: Config = field(default_factory=Config)
     near_duplicates: str = "merge"
     version: str = "1.0.0"
-    dataset_name: str = "ICML 2025 Abstracts"
-    repo_id: str = "curate-datasets/icml-2025-abstracts"
-    license: str = "other"
-    license_note: str = (
-        "The abstracts are the work of their authors and are redistributed here for research. "
-        "Check the venue's terms before any other use."
-    )
+    # What the dataset is: nothing by default, so that no build carries another dataset's
+    # identity; the card says what is not set, and publish refuses without a repository.
+    dataset_name: str = ""
+    repo_id: str | None = None
+    license: str = "unknown"  # the Hub's own word for a licence not stated
+    license_note: str = ""
     card_template: str = "dataset_card.md"
     description: str = ""
     license_name: str | None = None
@@ -86,7 +85,7 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         from validation.registry import ROW_POLICIES
 
         return checks_config.code_table(name, value, ROW_POLICIES, source, scope="record")
-    if name in ("license_name", "license_link", "citation", "homepage"):
+    if name in ("license_name", "license_link", "citation", "homepage", "repo_id"):
         return checks_config.optional_string(name, value, source)
     value = checks_config.coerce(name, value, default, source)
     choices = {"near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES}.get(name)

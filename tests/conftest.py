@@ -22,6 +22,15 @@ def seed_records(path: Path) -> list[tuple[int, str]]:
     return out
 
 
+def all_files(folder: Path) -> dict[str, bytes]:
+    """Every file of a folder (a build) by its relative path, with its bytes."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
 @pytest.fixture
 def drop(tmp_path: Path) -> Callable[..., Path]:
     """A drop folder holding clean copies of the seeds; call it to add a file to it."""

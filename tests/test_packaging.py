@@ -92,8 +92,7 @@ def test_installed_wheel_inits_and_builds_a_project_anywhere(wheel, tmp_path):
     demo = work / "demo"
     for name in ("icml-2024.txt", "neurips-2018.txt"):
         shutil.copy(DROPS / name, demo / "sources" / name)
-    with open(demo / "pyproject.toml", "a", encoding="utf-8") as fh:
-        fh.write('venues = ["ICML", "NeurIPS"]\nyears = [2018, 2024]\n')
+    # Two venues and two years, nothing configured: the scaffold accepts any until narrowed.
     out = run([curate, "build"], demo, env)
     assert "6 records out" in out
 

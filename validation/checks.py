@@ -9,9 +9,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from validation import normalize, residue
 from validation.corpus import Corpus
@@ -479,38 +479,46 @@ def check_truncated(record: Record, config: Config) -> Iterator[Finding]:
 
 
 # --- corpus checks --------------------------------------------------------------------------------
+def _majority(values: list, key: Callable[[Any], Any], what: str, files: int) -> tuple[set, str]:
+    """The one value most files name, as the first file names it, when more files name it
+    than any other; a tie is no majority, and then any value is accepted (empty set)."""
+    counts = Counter(key(v) for v in values)
+    ranked = counts.most_common(2)
+    if len(ranked) > 1 and ranked[0][1] == ranked[1][1]:
+        return set(), ""
+    top = ranked[0][0]
+    shown = next(v for v in values if key(v) == top)
+    return {top}, f"the {what} of {counts[top]} of {files} files ({shown!r})"
+
+
 @register("header-mismatch", "error", "corpus",
-          "the header's venue or year disagrees with the drop")  # fmt: skip
+          "the header's venue or year disagrees with the drop", version=2)  # fmt: skip
 def check_header_mismatch(corpus: Corpus, config: Config) -> Iterator[Finding]:
     """Venue and year each checked against, in turn: the configured list (``venues``,
     ``years``; an empty list accepts any), the configured single value (``venue``, ``year``),
-    or else the majority of the drop's files."""
+    or else the majority of the drop's files (a tie is none, and accepts every value)."""
     headed = [(f.path, f.header) for f in corpus.files if f.header is not None]
     if not headed:
         return
-    venues = Counter(h.venue.casefold() for _, h in headed)
-    years = Counter(h.year for _, h in headed)
     hint = "; set venues = [...] and years = [...] in [tool.curate] to accept several"
     if config.venues is not None:
         allowed_venues = {v.casefold() for v in config.venues}
         venue_why = "the configured venues (" + ", ".join(config.venues) + ")"
     elif config.venue is not None:
         allowed_venues = {config.venue.casefold()}
-        venue_why = f"the configured venue ({config.venue.upper()!r})"
+        venue_why = f"the configured venue ({config.venue!r})"
     else:
-        venue = venues.most_common(1)[0][0]
-        allowed_venues = {venue}
-        venue_why = f"the venue of {venues[venue]} of {len(headed)} files ({venue.upper()!r})"
+        allowed_venues, venue_why = _majority(
+            [h.venue for _, h in headed], str.casefold, "venue", len(headed)
+        )
     if config.years is not None:
         allowed_years = set(config.years)
         year_why = "the configured years (" + ", ".join(map(str, config.years)) + ")"
     elif config.year is not None:
         allowed_years, year_why = {config.year}, f"the configured year ({config.year})"
     else:
-        year = years.most_common(1)[0][0]
-        allowed_years, year_why = (
-            {year},
-            f"the year of {years[year]} of {len(headed)} files ({year})",
+        allowed_years, year_why = _majority(
+            [h.year for _, h in headed], lambda y: y, "year", len(headed)
         )
     for path, h in headed:
         problems = []

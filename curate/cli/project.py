@@ -32,6 +32,8 @@ def run_init(args: argparse.Namespace) -> int:
         return 1
     for path in made.written:
         print(f"  created {path}")
+    for note in made.notes:
+        print(f"  note: {note}")
     where = "" if args.dir == "." else f"cd {args.dir} && "
     print(f"next: {where}copy your drops (*.txt) into sources/, then `curate build`")
     return 0

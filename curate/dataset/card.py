@@ -45,7 +45,7 @@ def license_url(settings: Settings) -> str | None:
     (a file in the repository becomes its URL on the Hub)."""
     from packaging.licenses import InvalidLicenseExpression, canonicalize_license_expression
 
-    if settings.license != "other":
+    if settings.license not in ("other", "unknown"):
         try:
             spdx = canonicalize_license_expression(settings.license)
         except InvalidLicenseExpression:
@@ -57,7 +57,12 @@ def license_url(settings: Settings) -> str | None:
         return None
     if "://" in link:
         return link
+    if settings.repo_id is None:
+        return None  # a file of a repository not named yet has no URL
     return f"https://huggingface.co/datasets/{settings.repo_id}/blob/main/{link.lstrip('/')}"
+
+
+UNNAMED = "Unnamed dataset"  # what the card and Croissant call a dataset without dataset_name
 
 
 def size_category(n: int) -> str:
@@ -151,7 +156,7 @@ def render_card(
     card_data = DatasetCardData(
         language=languages or list(settings.checks.languages),
         **licence,
-        pretty_name=settings.dataset_name,
+        pretty_name=settings.dataset_name or UNNAMED,
         size_categories=[size_category(stats["rows"])],
         task_categories=list(settings.task_categories) or None,
         tags=list(settings.tags) or None,
@@ -169,8 +174,10 @@ def render_card(
     card = DatasetCard.from_template(
         card_data,
         template_str=template.read_text(encoding="utf-8"),
-        pretty_name=settings.dataset_name,
-        repo_id=settings.repo_id,
+        pretty_name=settings.dataset_name or UNNAMED,
+        named=bool(settings.dataset_name),
+        repo_id=settings.repo_id or "ORG/NAME",
+        has_repo=settings.repo_id is not None,
         threshold=settings.checks.near_duplicate_threshold,
         near_policy={"merge": "merged", "keep": "kept as separate rows", "fail": "refused"}[
             settings.near_duplicates

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from curate.dataset.assemble import Assembled
-from curate.dataset.card import length_stats, license_url, render_card
+from curate.dataset.card import UNNAMED, length_stats, license_url, render_card
 from curate.dataset.croissant import croissant_metadata, write_croissant
 from curate.dataset.manifest import (
     CARD,
@@ -171,11 +171,13 @@ def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[st
     write_croissant(
         stage / CROISSANT,
         croissant_metadata(
-            name=s.dataset_name,
-            description=s.description or f"{s.dataset_name}: cleaned, deduplicated text records.",
+            name=s.dataset_name or UNNAMED,
+            description=s.description
+            or f"{s.dataset_name or UNNAMED}: cleaned, deduplicated text records.",
             version=version,
             license=license_url(s) or s.license,
-            url=s.homepage or f"https://huggingface.co/datasets/{s.repo_id}",
+            url=s.homepage
+            or (f"https://huggingface.co/datasets/{s.repo_id}" if s.repo_id else None),
             citation=s.citation,
             creators=list(s.creators),
             parquet_relpath=data.path,

@@ -9,7 +9,7 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT, SEED_FILES, SOURCES, seed_records
+from conftest import ROOT, SEED_FILES, SOURCES, all_files, seed_records
 from huggingface_hub import DatasetCard
 
 import curate.dataset.describe
@@ -40,14 +40,6 @@ def dist(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def rows(dist) -> list[dict]:
     return pq.read_table(dist / PARQUET).to_pylist()
-
-
-def all_files(folder: Path) -> dict[str, bytes]:
-    return {
-        p.relative_to(folder).as_posix(): p.read_bytes()
-        for p in sorted(folder.rglob("*"))
-        if p.is_file()
-    }
 
 
 # --- the table ------------------------------------------------------------------------------------

@@ -176,11 +176,23 @@ def test_other_licence_has_name_and_link_in_the_card_and_a_url_in_croissant(tmp_
     assert croissant["license"] == "https://huggingface.co/datasets/someone/x/blob/main/LICENSE.md"
 
 
-def test_without_venues_a_mix_of_venues_is_still_a_mismatch_with_a_hint(tmp_path, capsys):
-    root = _project(tmp_path / "p", "[tool.curate]\n")
+def test_without_venues_the_odd_one_out_of_a_majority_is_a_mismatch_with_a_hint(tmp_path, capsys):
+    second = (
+        (DATA / "icml-2024.txt").read_text(encoding="utf-8").replace("Predicting", "Forecasting", 1)
+    )
+    root = _project(tmp_path / "p", "[tool.curate]\n", files={"icml-2024b.txt": second})
     assert main(["validate", str(root / "sources")]) == 1
     out = capsys.readouterr().out
     assert "header-mismatch" in out and "venues = [...]" in out
+    # the majority as the files write it, not upper-cased
+    assert "differs from the venue of 2 of 3 files ('ICML')" in out
+
+
+def test_a_tie_is_no_majority(tmp_path, capsys):
+    """One ICML and one NeurIPS drop: neither venue is the drops' venue, so neither differs."""
+    root = _project(tmp_path / "p", "[tool.curate]\n")
+    assert main(["validate", str(root / "sources")]) == 0
+    assert "header-mismatch" not in capsys.readouterr().out
 
 
 # --- config discovery ------------------------------------------------------------------------
@@ -416,7 +428,8 @@ def test_init_config_documents_every_setting(tmp_path):
     assert uncommented.count("\n[tool.curate.") == 4
     (tmp_path / "all.toml").write_text(uncommented, encoding="utf-8")
     everything = load_config(tmp_path / "all.toml")
-    assert everything.venues == ("ICML", "NeurIPS") and everything.severity == {"latex": "off"}
+    assert everything.severity == {"latex": "off"}
+    assert (everything.venues, everything.years) == ((), ())  # a new project accepts any
 
 
 def test_publish_takes_the_repository_from_the_build(other_kind, fake_hub: FakeHub, capsys):
@@ -447,3 +460,37 @@ def test_python_api(tmp_path):
         )
     assert [f.code for f in refused.value.report.errors] == ["header-mismatch"]
     assert not (tmp_path / "dist2").exists()
+
+
+def test_init_in_an_existing_project_writes_curate_toml_and_leaves_its_files(tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    pyproject = '[project]\nname = "mine"\n'
+    (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    (root / ".gitignore").write_text("*.pyc\n", encoding="utf-8")
+    assert main(["init", str(root), "--name", "Mine"]) == 0
+    out = capsys.readouterr().out
+    assert (root / "pyproject.toml").read_text(encoding="utf-8") == pyproject
+    assert (root / ".gitignore").read_text(encoding="utf-8") == "*.pyc\n"
+    assert "note: add to .gitignore: /dist/, .curate-cache/" in out
+    settings = load_settings_file(root / "curate.toml").settings
+    assert (settings.dataset_name, settings.repo_id) == ("Mine", "your-org/mine")
+    for name in ("icml-2024.txt", "neurips-2018.txt"):
+        shutil.copy(DATA / name, root / "sources" / name)
+    assert main(["build", str(root / "sources"), "--out", str(root / "dist"), "--config",
+                 str(root / "curate.toml")]) == 0  # fmt: skip
+
+
+def test_a_build_without_an_identity_says_so_and_cannot_be_published(tmp_path, capsys):
+    root = _project(tmp_path / "p", "[tool.curate]\nvenues = []\nyears = []\n")
+    assert main(["build", str(root / "sources"), "--out", str(root / "dist"),
+                 "--config", str(root / "pyproject.toml")]) == 0  # fmt: skip
+    card = (root / "dist" / "README.md").read_text(encoding="utf-8")
+    assert "# Unnamed dataset" in card and "set `dataset_name`" in card
+    assert "The licence is not stated" in card and "ICML 2025" not in card
+    assert "Abstracts from ICML 2024, NeurIPS 2018" in card
+    manifest = json.loads((root / "dist" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["repo_id"] is None and manifest["name"] == ""
+    capsys.readouterr()
+    assert main(["publish", str(root / "dist"), "--dry-run"]) == 2
+    assert "names no repo_id; pass --repo-id" in capsys.readouterr().err

@@ -10,8 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import ROOT, SEED_FILES, seed_records
-from test_build import all_files
+from conftest import ROOT, SEED_FILES, all_files, seed_records
 
 from curate import release
 from curate.cli import main
@@ -242,9 +241,10 @@ def test_version_override_may_not_go_backwards(v1, tmp_path, capsys):
 def test_cli_build_previous_prints_the_comparison(v1, tmp_path, capsys):
     src = v1.parent / "src"
     out = tmp_path / "out"
-    code = main(
-        ["build", str(src), "--out", str(out), "--previous", str(v1), "--template", str(TEMPLATE)]
-    )
+    defaults = tmp_path / "curate.toml"  # the settings v1 was built with: the defaults
+    defaults.write_text("", encoding="utf-8")
+    code = main(["build", str(src), "--out", str(out), "--previous", str(v1),
+                 "--template", str(TEMPLATE), "--config", str(defaults)])  # fmt: skip
     assert code == 0
     captured = capsys.readouterr()
     assert "since v1.0.0: 55 → 55 records: 0 added, 0 removed, 0 changed" in captured.out

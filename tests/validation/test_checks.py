@@ -225,7 +225,7 @@ def test_configured_venue_and_year(tmp_path):
     report = run(tmp_path, config=Config(venue="NeurIPS", year=2025))
     (f,) = list(report)
     assert (f.code, f.line) == ("header-mismatch", 1)
-    assert "NeurIPS".upper() in f.message
+    assert "the configured venue ('NeurIPS')" in f.message  # as configured, not upper-cased
 
 
 def test_severity_and_threshold_come_from_config(tmp_path, capsys):
