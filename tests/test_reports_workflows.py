@@ -106,8 +106,9 @@ def test_pre_commit_hooks_run_curate_validate():
     for hook in hooks:
         argv = shlex.split(hook["entry"])
         assert argv[0] == "curate"
-        # pre-commit appends the staged file names to the entry
-        args = build_parser().parse_args([*argv[1:], "sources/a.txt"])
-        assert args.command == "validate" and args.paths == ["sources/a.txt"]
+        # the whole drops folder, not the staged files: pre-commit passes no file names
+        assert hook["pass_filenames"] is False
+        args = build_parser().parse_args(argv[1:])
+        assert args.command == "validate" and args.paths == [] and args.no_cache
         assert args.strict is (hook["id"] == "curate-validate-strict")
         assert hook["language"] == "python"

@@ -309,7 +309,7 @@ def test_a_file_name_that_is_not_utf8_works_in_validate_and_build(tmp_path, caps
     with open(raw, "wb") as fh:
         fh.write(SEED_FILES[0].read_bytes())
     report_file = tmp_path / "report.json"
-    assert main(["validate", str(src), "--output", str(report_file), "--no-cache"]) == 0
+    assert main(["validate", str(src), "--json", str(report_file), "--no-cache"]) == 0
     report = json.loads(report_file.read_text(encoding="utf-8"))
     assert any(f["file"].endswith(r"/caf\xe9-\xff.txt") for f in report["findings"])
     assert "caf" in capsys.readouterr().out

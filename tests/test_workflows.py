@@ -14,7 +14,10 @@ from curate.cli import build_parser
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 # Values for the shell and GitHub expressions in `run:` lines.
-PLACEHOLDERS = {"REPO_ID": "org/name", "GITHUB_REF_NAME#v": "1.2.3", "GITHUB_ENV": "env"}
+PLACEHOLDERS = {
+    "REPO_ID": "org/name", "GITHUB_REF_NAME#v": "1.2.3", "GITHUB_ENV": "env",
+    "GITHUB_SHA": "0" * 40, "GITHUB_REF_NAME": "v1.2.3", "DEFAULT_BRANCH": "main",
+}  # fmt: skip
 
 
 def load(name: str) -> dict:
@@ -64,7 +67,7 @@ def test_validate_workflow():
     assert args.command == "validate" and args.format == "github"
     assert args.paths == ["sources"]
     (upload,) = [s for s in all_steps if uses(s, "actions/upload-artifact")]
-    assert upload["with"]["path"] == args.output  # the JSON report the command wrote
+    assert upload["with"]["path"] == args.json  # the JSON report the command wrote
     assert upload["if"] == "always()"  # kept when validation fails, which is when it matters
 
 
@@ -85,6 +88,12 @@ def test_release_workflow():
             elif args.command == "publish":
                 publishes.append((index, step, args))
     assert builds and publishes
+    # A tag releases only a commit of the default branch: checked before anything is built.
+    (guard,) = [
+        i for i, s in enumerate(all_steps) if "merge-base --is-ancestor" in s.get("run", "")
+    ]
+    assert all_steps[guard]["if"] == "github.ref_type == 'tag'"
+    assert guard < min(i for i, _, _ in builds)
     for _, step, args in builds:
         assert args.previous == "hub:org/name" and args.allow_first_release
         assert step["env"]["HF_TOKEN"] == "${{ secrets.HF_TOKEN }}"  # private repos, rate limits

@@ -41,7 +41,8 @@ def _excerpt(text: str, width: int = 60) -> str:
 
 
 # --- file checks ----------------------------------------------------------------------------------
-@register("header-language", "error", "file", "the header's language is not an allowed one")
+@register("header-language", "error", "file", "the header's language is not an allowed one",
+          score="probability")  # fmt: skip
 def check_header_language(source: SourceFile, config: Config) -> Iterator[Finding]:
     header = source.header
     if header is None or header.language in config.header_languages:
@@ -88,7 +89,7 @@ def measure_language(record: Record, config: Config) -> tuple[str | None, float 
 
 
 @register("language", "error", "record", "a record is not in the expected language",
-          measure="language", threshold="languages")  # fmt: skip
+          measure="language", threshold="languages", score="probability")  # fmt: skip
 def check_language(
     record: Record, config: Config, measured: tuple[str | None, float | None]
 ) -> Iterator[Finding]:
@@ -565,6 +566,7 @@ def check_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
     "warning",
     "corpus",
     "word-shingle Jaccard similarity to an earlier record at or above the threshold",
+    score="similarity",
 )
 def check_near_duplicates(corpus: Corpus, config: Config) -> Iterator[Finding]:
     for later, earlier, score in corpus.near_pairs(

@@ -42,6 +42,9 @@ class CheckSpec:
     # measure (see :data:`MEASURES`), and the setting that holds its threshold.
     measure: str | None = None
     threshold: str | None = None
+    # What a finding's ``score`` is (``similarity`` of a near-duplicate, ``probability`` of a
+    # detected language): the name reports give it.
+    score: str = "score"
 
     def run(self, subject: Any, config: Config, measured: Any = None) -> Iterable[Finding]:
         """The check's findings on ``subject``; a threshold check decides from ``measured``
@@ -100,6 +103,7 @@ def register(
     row_policy: str = "keep",
     measure: str | None = None,
     threshold: str | None = None,
+    score: str = "score",
 ) -> Callable[[Callable[..., Iterable[Finding]]], Callable[..., Iterable[Finding]]]:
     """Register ``func`` as the check for ``code``; a threshold check names its ``measure``
     (registered before it) and the setting holding its ``threshold``, and is called with the
@@ -111,7 +115,7 @@ def register(
 
     def deco(func: Callable[..., Iterable[Finding]]) -> Callable[..., Iterable[Finding]]:
         spec = CheckSpec(code, Severity(severity), scope, description, func, version,
-                         row_policy, measure, threshold)  # fmt: skip
+                         row_policy, measure, threshold, score)  # fmt: skip
         _add(spec)
         return func
 

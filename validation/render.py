@@ -212,6 +212,36 @@ def _location(where: str, line: int) -> dict[str, object]:
     return {"physicalLocation": physical}
 
 
+def relative_to(report: Report, root: str | None) -> Report:
+    """The report with every path inside ``root`` relative to it: code scanning and GitHub's
+    annotations read paths relative to the repository (``GITHUB_WORKSPACE``), whatever folder
+    the command ran in. Paths outside it are left as they are."""
+    if not root:
+        return report
+    import os
+    from dataclasses import replace
+
+    base = os.path.realpath(root)
+
+    def rel(path: str | None) -> str | None:
+        if not path:
+            return path
+        where, sep, line = path.rpartition(":") if ":" in path else (path, "", "")
+        if not (sep and line.isdigit()):
+            where, sep, line = path, "", ""
+        full = os.path.realpath(where)
+        if full == base or not full.startswith(base + os.sep):
+            return path
+        return os.path.relpath(full, base).replace(os.sep, "/") + sep + line
+
+    findings = []
+    for f in report.findings:
+        related = rel(f.related)
+        message = f.message.replace(f.related, related) if f.related and related else f.message
+        findings.append(replace(f, file=rel(f.file) or f.file, related=related, message=message))
+    return replace(report, findings=findings)
+
+
 def render_sarif(report: Report, tool_version: str = "0") -> str:
     """SARIF 2.1.0 for code scanning: one rule per registered code, one result per finding."""
     import validation.checks  # noqa: F401  (fills the registry)
@@ -246,7 +276,8 @@ def render_sarif(report: Report, tool_version: str = "0") -> str:
                 {"id": 1, **related, "message": {"text": "earlier occurrence"}}
             ]
         if f.score is not None:
-            result["properties"] = {"similarity": round(f.score, 4)}
+            name = REGISTRY[f.code].score if f.code in REGISTRY else "score"
+            result["properties"] = {name: round(f.score, 4)}
         results.append(result)
     log = {
         "$schema": SARIF_SCHEMA,

@@ -27,7 +27,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "it is set; sarif: SARIF 2.1.0 for code scanning",
     )
     v.add_argument("--strict", action="store_true", help="warnings fail the run too")
-    v.add_argument("--output", metavar="FILE", help="also write the JSON report to FILE")
+    v.add_argument(
+        "--output", metavar="FILE", help="write the report (in --format) to FILE, not stdout"
+    )
+    v.add_argument(
+        "--json", metavar="FILE", help="also write the JSON report to FILE (a CI artifact)"
+    )
     options.add_baseline_options(v)
     options.add_run_options(v)
     options.add_safety_options(v, build=False)
@@ -41,23 +46,30 @@ def why_failed(report: Report) -> str:
     return f"no errors, but {len(report.warnings)} warnings and --strict fails on warnings"
 
 
-def _check_output(given: str) -> None:
-    """Refuse, before the work, an ``--output`` that cannot be written."""
+def _check_output(option: str, given: str) -> None:
+    """Refuse, before the work, a report file that cannot be written."""
     output = Path(given).absolute()
     if output.is_dir():
-        raise UsageError(f"--output {given} is a folder; give the report's file name")
+        raise UsageError(f"{option} {given} is a folder; give the report's file name")
     blocker = next((p for p in output.parents if p.exists() and not p.is_dir()), None)
     if blocker is not None:
-        raise UsageError(f"--output {given} is under the file {blocker}")
+        raise UsageError(f"{option} {given} is under the file {blocker}")
 
 
 def run(args: argparse.Namespace) -> int:
     from curate.pipeline.validate import printable, validate_paths
-    from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
+    from validation.render import (
+        RENDERERS,
+        relative_to,
+        render_github_summary,
+        render_json,
+        render_sarif,
+    )
 
     config = options.checks(args)
-    if args.output:
-        _check_output(args.output)
+    for option, given in (("--output", args.output), ("--json", args.json)):
+        if given:
+            _check_output(option, given)
     out = console(args)
     paths = options.sources(args)
     try:
@@ -82,22 +94,29 @@ def run(args: argparse.Namespace) -> int:
         from curate.project.baseline import apply_baseline
 
         report = apply_baseline(report, args.baseline)
+    if args.format in ("github", "sarif"):
+        # Code scanning and annotations read paths relative to the repository.
+        report = relative_to(report, os.environ.get("GITHUB_WORKSPACE"))
     if args.format == "sarif":
-        from curate import __version__
+        from curate.version import version
 
-        sys.stdout.write(render_sarif(report, tool_version=__version__))
+        rendered = render_sarif(report, tool_version=version())
     else:
-        sys.stdout.write(RENDERERS[args.format](report))
+        rendered = RENDERERS[args.format](report)
+    from curate.io import atomic_write_text
+
+    # A full disk or a read-only folder is an environment failure: main() says it in one line
+    # naming the file (exit 3); the paths themselves were checked before the work.
+    if args.output:
+        atomic_write_text(args.output, rendered)
+    else:
+        sys.stdout.write(rendered)
+    if args.json:
+        atomic_write_text(args.json, render_json(report))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         # The runner creates this file; steps append to it.
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:
             summary.write(render_github_summary(report, report_url=options.run_url()))
-    if args.output:
-        from curate.io import atomic_write_text
-
-        # A full disk or a read-only folder is an environment failure: main() says it in one
-        # line naming the file (exit 3); the path itself was checked before the work.
-        atomic_write_text(args.output, render_json(report))
     if report.failed(strict=args.strict):
         print(f"curate: failed: {why_failed(report)}", file=sys.stderr)
         return 1
