@@ -102,12 +102,14 @@ def _residue_findings(code: str, label: str, record: Record, config: Config) -> 
         yield finding(code, record.file, line, f"{label} residue: {shown}{more}", config)
 
 
-@register("latex", "warning", "record", "LaTeX residue: math, commands, escapes, environments")
+@register("latex", "warning", "record", "LaTeX residue: math, commands, escapes, environments",
+          version=2)  # fmt: skip
 def check_latex(record: Record, config: Config) -> Iterator[Finding]:
     return _residue_findings("latex", "LaTeX", record, config)
 
 
-@register("markdown", "warning", "record", "Markdown residue: emphasis, inline code, links")
+@register("markdown", "warning", "record", "Markdown residue: emphasis, inline code, links",
+          version=2)  # fmt: skip
 def check_markdown(record: Record, config: Config) -> Iterator[Finding]:
     return _residue_findings("markdown", "Markdown", record, config)
 
