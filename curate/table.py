@@ -31,7 +31,7 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
     ("abstract_raw", pa.string(), "The abstract exactly as found in the source drop."),
     ("venue", pa.string(), "Venue named by the drop's header, e.g. ICML."),
     ("year", pa.int32(), "Year named by the drop's header."),
-    ("language", pa.string(), "Language of the abstract (ISO 639-1), by langdetect."),
+    ("language", pa.string(), "Language of the abstract (ISO 639-1), by script or langdetect."),
     (
         "word_count",
         pa.int32(),
