@@ -48,7 +48,8 @@ COLUMNS: list[tuple[str, pa.DataType, str]] = [
         "flags",
         pa.list_(pa.string()),
         "Finding codes that fired on this abstract and whose row policy is `flag` (for example "
-        "truncated, too-long): kept, but worth a look; empty for most rows.",
+        "truncated, too-long): kept, but worth a look; `math-kept` when some of its math is "
+        "published as its TeX source between $…$; empty for most rows.",
     ),
     (
         "sources",

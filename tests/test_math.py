@@ -479,3 +479,20 @@ def test_a_kept_macro_is_never_a_bare_word_in_the_row() -> None:
     # neurips2018:row0287 (shortened).
     text = clean_text(r"the policy scales as $\Ot(1/\varepsilon^d),$ so that").text
     assert text == r"the policy scales as $\Ot(1/\varepsilon^d),$ so that"
+
+
+def test_rows_that_kept_tex_say_so_and_datasets_filters_on_it(tmp_path: Path, monkeypatch) -> None:
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    dist = tmp_path / "dist"
+    # math-kept off: the finding goes, the row still says what it holds.
+    config = from_mapping({"severity": {"math-kept": "off"}}, "test")
+    build([_drop(tmp_path)], dist, config, template=ROOT / "dataset_card.md")
+    ds = datasets.load_dataset(str(dist), split="train", cache_dir=str(tmp_path / "cache"))
+    kept = ds.filter(lambda row: "math-kept" in row["flags"])
+    clean = ds.filter(lambda row: "math-kept" not in row["flags"])
+    assert len(kept) == 1 and r"$\mat{A}^\top \mat{A}$" in kept[0]["abstract"]
+    assert len(clean) == 1 and "$" not in clean[0]["abstract"]
+    assert "Õ(√T) regret" in clean[0]["abstract"]
