@@ -37,7 +37,7 @@ from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_la
 from pylatexenc.macrospec import MacroSpec
 
 from curate import texmath
-from validation import normalize, residue
+from validation import normalize, residue, texsymbols
 
 __all__ = ["CleanResult", "clean_text"]
 
@@ -495,6 +495,13 @@ _NOT_SYMBOLS = frozenset({"today"})
 def _symbol(name: str) -> str | None:
     if name in _WORDS:
         return _WORDS[name]
+    # The macros validation/texsymbols.py adds or corrects (`\\degree`, `\\micron`, `\\arcsec`,
+    # astronomers' units typed in prose), and operator names, which TeX prints as themselves
+    # (`10\\deg` is "10 deg").
+    if name in texsymbols.ADDITIONS or name in texsymbols.OVERRIDES:
+        return texsymbols.symbols()[name]
+    if name in texmath.OPERATOR_NAMES:
+        return "mod" if name == "bmod" else name
     spec = _L2T_CONTEXT.get_macro_spec(name)
     repl = getattr(spec, "simplify_repl", None)
     if name in _NOT_SYMBOLS or not isinstance(repl, str) or not repl or "%" in repl:
@@ -565,6 +572,9 @@ def _tex_commands(text: str, saved: _Saved) -> str:
                 if arg is not None:
                     action[arg] = "unwrap"
             elif (repl := _symbol(name)) is not None:
+                before = next((piece for piece in reversed(out) if piece), "")
+                if repl[:1].isalpha() and len(repl) > 1 and before[-1:].isalnum():
+                    out.append(" ")  # `10\deg`: an operator's name is a word of its own
                 out.append(repl)
             elif arg is not None:
                 converted = _known_with_argument(name, text[t.start() : tokens[partner[arg]].end()])

@@ -34,7 +34,7 @@ from pylatexenc import latexwalker, macrospec
 from validation import texsymbols
 from validation.config import MATH_POLICIES
 
-__all__ = ["MATH_POLICIES", "MathResult", "convert"]
+__all__ = ["MATH_POLICIES", "OPERATOR_NAMES", "MathResult", "convert"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +64,7 @@ _OPERATORS = frozenset(
     "log ln lg exp sin cos tan cot sec csc sinh cosh tanh coth arcsin arccos arctan min max sup "
     "inf lim liminf limsup det deg dim ker hom arg gcd Pr mod bmod".split()
 )
+OPERATOR_NAMES = _OPERATORS  # for the cleaner: TeX prints them as their names
 _SETS = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ"}
 _SETS.update({k * 2: v for k, v in _SETS.items()})  # \RR, \NN, ...
 _ALPHABETS = {

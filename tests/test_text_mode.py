@@ -247,6 +247,39 @@ def test_what_authors_type_around_the_math(raw: str, expected: str) -> None:
     assert result.text == expected and result.math_kept == ()
 
 
+@pytest.mark.parametrize(
+    ("raw", "expected", "kept"),
+    [
+        # arXiv:2504.20253, arXiv:2505.10944: units the astronomy classes define, an operator
+        # name (TeX prints `\deg` as "deg").
+        (
+            r"a synthesized beam of 4.5\arcsec x 4.0\arcsec, the most",
+            "a synthesized beam of 4.5″ x 4.0″, the most",
+            (),
+        ),
+        (
+            r"a polarization position angle of about 134{\deg} , which",
+            "a polarization position angle of about 134 deg , which",
+            (),
+        ),
+        # arXiv:2505.09703, arXiv:2505.13756: the authors' own macros, kept and counted.
+        (
+            r"galaxies that dropout at 1.5\micron. Motivated by \jwst\ observations",
+            r"galaxies that dropout at 1.5 μm. Motivated by \jwst observations",
+            (r"\jwst",),
+        ),
+        (
+            r"velocities ($\sim$80 percent within 5 \kms). We",
+            r"velocities (∼80 percent within 5 \kms). We",
+            (r"\kms",),
+        ),
+    ],
+)
+def test_commands_in_prose(raw: str, expected: str, kept: tuple[str, ...]) -> None:
+    result = clean_text(raw)
+    assert result.text == expected and result.math_kept == kept
+
+
 def test_a_single_line_break_among_single_backslashes_is_not_a_double_escape() -> None:
     assert clean_text(r"first \\ second with $\alpha$").text == "first second with α"
 

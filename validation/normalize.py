@@ -14,7 +14,7 @@ import math
 import re
 import unicodedata
 
-from validation import residue
+from validation import residue, texsymbols
 
 _COMMAND_NAME = re.compile(r"\\[A-Za-z]+\*?|\\.")
 # Chinese and Japanese are written without spaces: each ideograph or kana counts as a word, as
@@ -32,7 +32,24 @@ _ASCII_WORDS = bytes(
 )
 
 
-def _strip_markup(text: str) -> str:
+# The rendered form of math, for near-duplicates: a symbol macro is its symbol (`$\\alpha$` and
+# `α` are one word), and a script mark and its braces go (`x^{2}` and `x²`, NFKC `x2`, too).
+_SCRIPT_GROUP = re.compile(r"[\^_]\{([^{}]*)\}|[\^_]")
+
+
+def _rendered(span: str) -> str:
+    if "\\" in span:
+        table = texsymbols.symbols()
+
+        def command(m: re.Match[str]) -> str:
+            name = m.group()[1:].rstrip("*")
+            return table.get(name, " ") if name.isalpha() else " "
+
+        span = _COMMAND_NAME.sub(command, span)
+    return _SCRIPT_GROUP.sub(lambda m: m.group(1) or "", span).replace("$", " ")
+
+
+def _strip_html_and_markdown(text: str) -> str:
     def html_sub(m: re.Match[str]) -> str:
         token = m.group()
         return html.unescape(token) if token.startswith("&") else " "
@@ -50,9 +67,29 @@ def _strip_markup(text: str) -> str:
 
     if residue.may_have("markdown", text):
         text = residue.MARKDOWN.sub(md_sub, text)
+    return text
+
+
+def _stripped_latex(span: str) -> str:
+    return _COMMAND_NAME.sub(" ", span).replace("$", " ")
+
+
+def _strip_markup(text: str) -> str:
+    text = _strip_html_and_markdown(text)
     if not residue.may_have("latex", text):
         return text
-    return residue.LATEX.sub(lambda m: _COMMAND_NAME.sub(" ", m.group()).replace("$", " "), text)
+    return residue.LATEX.sub(lambda m: _stripped_latex(m.group()), text)
+
+
+# Rendering changes a LaTeX span only when it holds a command or a script mark.
+_RENDERS = re.compile(r"[\\^_]")
+
+
+def _folded_words(text: str) -> list[str]:
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return folded.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    return _WORD.findall(folded)
 
 
 def is_collapsed(text: str) -> bool:
@@ -105,10 +142,43 @@ def words(text: str) -> list[str]:
 
 def comparison_words(text: str) -> list[str]:
     """The words of ``text`` after removing markup, NFKC folding and case folding."""
-    folded = unicodedata.normalize("NFKC", _strip_markup(text)).casefold()
-    if folded.isascii():
-        return folded.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
-    return _WORD.findall(folded)
+    return _folded_words(_strip_markup(text))
+
+
+def comparison_forms(text: str) -> tuple[list[str], list[str]]:
+    """(``comparison_words(text)``, the same words with math read as rendered).
+
+    Rendered, ``$\\alpha$`` is ``α`` and ``x^{2}`` is ``x²``: the form near-duplicates are
+    compared in, so that one paper's abstract typed with TeX and with Unicode math compare
+    equal. The record id keeps the first form, so that ids do not change from one release to
+    the next. Both come from one pass over the markup; the second list is the first one itself
+    when rendering changes nothing (most records).
+    """
+    if not _RENDERS.search(text) or not residue.may_have("latex", text):
+        words = comparison_words(text)
+        return words, words
+    base = _strip_html_and_markdown(text)
+    if not residue.may_have("latex", base):
+        words = _folded_words(base)
+        return words, words
+    plain: list[str] = []
+    rendered: list[str] = []
+    changed = False
+    pos = 0
+    for m in residue.LATEX.finditer(base):
+        span = m.group()
+        stripped = _stripped_latex(span)
+        shown = _rendered(span) if _RENDERS.search(span) else stripped
+        changed = changed or shown != stripped
+        plain += (base[pos : m.start()], stripped)
+        rendered += (base[pos : m.start()], shown)
+        pos = m.end()
+    plain.append(base[pos:])
+    words = _folded_words("".join(plain))
+    if not changed:
+        return words, words
+    rendered.append(base[pos:])
+    return words, _folded_words("".join(rendered))
 
 
 def record_id(key: str) -> str:

@@ -6,7 +6,8 @@ formula the same way, so that ``$\\alpha$-helix`` and ``α-helix`` of the same p
 equal. ``validation/`` never imports ``curate``, so the table lives here.
 
 The base is pylatexenc's table of macros that stand for a fixed string (a library that is kept
-up to date; about 830 names), loaded only when a text holds a command. On top of it, as data:
+up to date; 830 names), copied as data into :mod:`validation.texsymbols_pylatexenc` so that
+validation never imports pylatexenc (a test holds the copy equal to the library). On top of it:
 
 * :data:`OVERRIDES`, where pylatexenc's character is not the one authors mean (``\\epsilon`` is
   the letter ε, not the lunate symbol ϵ; ``\\eth`` is ð);
@@ -28,38 +29,19 @@ OVERRIDES: dict[str, str] = {
     "phi": "φ",
     "ne": "≠",
     "prime": "′",
-    "ast": "∗",
-    "le": "≤",
-    "ge": "≥",
-    "leqslant": "⩽",
-    "geqslant": "⩾",
-    "lvert": "|",
-    "rvert": "|",
-    "vert": "|",
-    "Vert": "‖",
-    "lVert": "‖",
-    "rVert": "‖",
-    "mid": "|",
     "colon": ":",
-    "dots": "…",
-    "ldots": "…",
-    "cdots": "⋯",
-    "top": "⊤",
     "bot": "⊥",
     "thicksim": "∼",
-    "circledast": "⊛",
-    "triangleq": "≜",
-    "varpi": "ϖ",
-    "varrho": "ϱ",
-    "AA": "Å",
     "degree": "°",
+    "dotsb": "⋯",  # pylatexenc: …
+    "dotsm": "⋯",  # pylatexenc: …
+    "dotsi": "⋯",  # pylatexenc: …
     "eth": "ð",  # pylatexenc: ƪ (U+01AA), a letter of another alphabet
 }
 
 ADDITIONS: dict[str, str] = {
     # unicode-math's names (and plain TeX's) that pylatexenc lacks.
     "neg": "¬",
-    "lnot": "¬",
     "land": "∧",
     "lor": "∨",
     "Re": "ℜ",
@@ -84,33 +66,19 @@ ADDITIONS: dict[str, str] = {
     "bigstar": "★",
     "imath": "ı",
     "jmath": "ȷ",
-    "hslash": "ℏ",
-    "nexists": "∄",
-    "varnothing": "∅",
-    "complement": "∁",
     "iff": "⟺",
     "implies": "⟹",
     "impliedby": "⟸",
     "gets": "←",
     "restriction": "↾",
-    "lightning": "↯",
     "lbrack": "[",
     "rbrack": "]",
     "lparen": "(",
     "rparen": ")",
     "llbracket": "⟦",
     "rrbracket": "⟧",
-    "Vdash": "⊩",
     "vDash": "⊨",
-    "nvdash": "⊬",
-    "nvDash": "⊭",
-    "upharpoonright": "↾",
     "medbullet": "•",
-    "dotsc": "…",
-    "dotsb": "⋯",
-    "dotsm": "⋯",
-    "dotsi": "⋯",
-    "dotso": "…",
     "hdots": "…",
     # Astronomy (AASTeX, A&A): the Sun, degrees and arc units.
     "sun": "⊙",
@@ -127,18 +95,7 @@ ADDITIONS: dict[str, str] = {
 
 @lru_cache(maxsize=1)
 def symbols() -> dict[str, str]:
-    """Macro name (without the backslash) → the text it stands for; macros without arguments.
+    """Macro name (without the backslash) → the text it stands for; macros without arguments."""
+    from validation.texsymbols_pylatexenc import PYLATEXENC
 
-    Loaded on first use: importing pylatexenc costs start-up time that a text without a
-    command never needs.
-    """
-    from pylatexenc.latex2text import get_default_latex_context_db
-
-    table: dict[str, str] = {}
-    for spec in get_default_latex_context_db().iter_macro_specs():
-        repl = getattr(spec, "simplify_repl", None)
-        if isinstance(repl, str) and "%" not in repl and repl.strip():
-            table.setdefault(spec.macroname, repl)
-    table.update(OVERRIDES)
-    table.update(ADDITIONS)
-    return table
+    return {**PYLATEXENC, **OVERRIDES, **ADDITIONS}
