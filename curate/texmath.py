@@ -181,6 +181,10 @@ def _walker_context() -> macrospec.LatexContextDb:
 
 _CONTEXT = _walker_context()
 _BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
+# In an inline formula `\\` (a new row) before a letter or `{ } | %` means nothing: it is a
+# command escaped twice by a scraper among single ones (`$\\\\mathrm{SE}(3)$`,
+# openreview:clqzoCrulY; `\\\\{2, 4\\\\}`, openreview:S3xqyEaST9).
+_DOUBLED = re.compile(r"\\\\(?=[A-Za-z{}|%])")
 _OPEN = re.compile(r"\A(?:\$\$|\$|\\\(|\\\[)")
 _CLOSE = re.compile(r"(?:\$\$|\$|\\\)|\\\])\Z")
 _BLANKS = re.compile(r"\s+")
@@ -589,8 +593,10 @@ def convert(span: str, policy: str = "unicode") -> MathResult:
     """
     if policy not in MATH_POLICIES:
         raise ValueError(f"unknown math policy {policy!r}")
-    _open, inner, _close = _split(span)
+    opening, inner, _close = _split(span)
     inner = html.unescape(inner) if "&" in inner else inner
+    if opening in ("$", "\\(") and "\\\\" in inner:
+        inner = _DOUBLED.sub(r"\\", inner)
     source = _BARE_PERCENT.sub(r"\1\\%", inner)
     if policy == "unicode" and not _SYNTAX.search(inner):  # `$z$`, `$4.0<z<11.4$`: no parser
         text = _BLANKS.sub(" ", "".join(_PLAIN.get(ch, ch) for ch in inner)).strip()

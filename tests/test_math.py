@@ -446,6 +446,12 @@ def test_symbols_without_dollars_in_tex_mode_get_dollars_and_text_symbols_do_not
         (r"$p\_{Y|X}$", "p_(Y|X)"),  # openreview:AVEc9LvSlO
         # Plain TeX's \over (neurips2018:row0471).
         (r"$\Theta(\sum_i {\Delta_i\log T\over KL_i})$", "Θ(∑ᵢ (Δᵢ log T)/(KLᵢ))"),
+        # A command escaped twice among single ones, in an inline formula (openreview:S3xqyEaST9,
+        # openreview:clqzoCrulY, openreview:pAyX8q1IIn, openreview:l6Hef6FVd0).
+        (r"$k \in \\{2, 4, 8, 16, 32, 64\\}$", "k ∈ {2, 4, 8, 16, 32, 64}"),
+        (r"$\\mathrm{SE}(3)$", "SE(3)"),
+        (r"$\\|x\\|$", "‖x‖"),
+        (r"$\\%$", "%"),
         # The Sun and arc units of the astronomy journals' classes (arXiv:2507.00414).
         (r"$1.2 \times 10^{10} M_\sun$", "1.2 × 10¹⁰ M_⊙"),
         (r"$3\arcmin$", "3′"),
@@ -473,6 +479,10 @@ def test_the_macros_authors_type_are_converted(span: str, expected: str) -> None
 def test_unknown_macros_are_kept_as_tex(span: str) -> None:
     result = convert(span.strip("()"))
     assert result.kept and result.text == "$" + " ".join(span.strip("()")[1:-1].split()) + "$"
+
+
+def test_a_new_row_in_a_formula_stays_tex() -> None:
+    assert convert(r"$a \\ b$") == MathResult(r"$a \\ b$", kept=True)
 
 
 def test_a_kept_macro_is_never_a_bare_word_in_the_row() -> None:

@@ -25,6 +25,7 @@ _CJK_PUNCT = "\u3000-\u303f\uff00-\uff0f\uff1a-\uff20"  # 。，、「」：？ 
 _TOKEN = re.compile(rf"[{_CJK}]|[^\s{_CJK}{_CJK_PUNCT}]+")
 _CJK_ANY = re.compile(rf"[{_CJK}{_CJK_PUNCT}]")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_RUN = re.compile(r"\w+")
 # For ASCII text ``_WORD`` is ``[A-Za-z0-9_]+``: every other byte becomes a space and the rest is
 # split on spaces, the same words several times faster than the regular expression.
 _ASCII_WORDS = bytes(
@@ -89,6 +90,8 @@ def _folded_words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
         return folded.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    if _CJK_CHAR.search(folded) is None:  # `_WORD` without a CJK character: `\w+`, faster
+        return _RUN.findall(folded)
     return _WORD.findall(folded)
 
 
@@ -161,22 +164,26 @@ def comparison_forms(text: str) -> tuple[list[str], list[str]]:
     if not residue.may_have("latex", base):
         words = _folded_words(base)
         return words, words
-    plain: list[str] = []
-    rendered: list[str] = []
+    spans: list[tuple[int, int, str]] = []  # every span's place and rendered form
     changed = False
-    pos = 0
-    for m in residue.LATEX.finditer(base):
+
+    def strip(m: re.Match[str]) -> str:
+        nonlocal changed
         span = m.group()
         stripped = _stripped_latex(span)
         shown = _rendered(span) if _RENDERS.search(span) else stripped
         changed = changed or shown != stripped
-        plain += (base[pos : m.start()], stripped)
-        rendered += (base[pos : m.start()], shown)
-        pos = m.end()
-    plain.append(base[pos:])
-    words = _folded_words("".join(plain))
+        spans.append((m.start(), m.end(), shown))
+        return stripped
+
+    words = _folded_words(residue.LATEX.sub(strip, base))
     if not changed:
         return words, words
+    rendered: list[str] = []
+    pos = 0
+    for start, end, shown in spans:
+        rendered += (base[pos:start], shown)
+        pos = end
     rendered.append(base[pos:])
     return words, _folded_words("".join(rendered))
 
