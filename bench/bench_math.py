@@ -3,6 +3,7 @@
     uv run python bench/bench_math.py [--corpus DIR] [--baseline REF] [--build] [--show N]
     uv run --with pypandoc-binary --with unicodeit --with flatlatex --with latex2mathml \\
         python bench/bench_math.py --converters
+    uv run --with pypandoc-binary python bench/bench_math.py --tables [unicode-math-table.tex]
 
 The judge below is written for this bench and imports nothing from ``validation/`` or
 ``curate/``: its own math-span pattern, its own table of what common macros must become, and
@@ -424,6 +425,51 @@ def compare_converters(records: list[dict]) -> None:
               f"{len(spans) / seconds:,.0f}")  # fmt: skip
 
 
+# --- The converter's symbol table beside unicode-math's and pandoc's ---------------------------
+def compare_tables(unicode_math: Path | None) -> None:
+    """Each name of ``validation.texsymbols`` that unicode-math (its ``unicode-math-table.tex``,
+    given by path) or pandoc (through pypandoc, when installed) also knows: same character,
+    or which. Only names that are control words, and only single characters."""
+    sys.path.insert(0, str(ROOT))
+    from validation.texsymbols import symbols
+
+    ours = {n: c for n, c in symbols().items() if n.isalpha() and len(c) == 1}
+    if unicode_math is not None:
+        theirs: dict[str, str] = {}
+        pattern = r'\\UnicodeMathSymbol\{"([0-9A-F]+)\}\{\\(\w+)\s*\}'
+        for m in re.finditer(pattern, unicode_math.read_text("utf-8")):
+            theirs.setdefault(m.group(2), chr(int(m.group(1), 16)))
+        _table_diff("unicode-math", ours, theirs)
+    try:
+        import pypandoc
+    except ImportError:
+        return
+    names = sorted(ours)
+    doc = "\n\n".join(f"$\\{n}$ QQSEPQQ" for n in names)
+    text = pypandoc.convert_text(doc, "plain", format="latex", extra_args=["--wrap=none"])
+    outs = [p.strip() for p in text.split("QQSEPQQ")][: len(names)]
+    # What pandoc does not know it gives back as TeX (`$\\CYRA$`): not a name it shares.
+    known = {n: o for n, o in zip(names, outs, strict=False) if o and "\\" not in o}
+    print(f"pandoc gives {len(names) - len(known)} of curate's names back as TeX")
+    _table_diff("pandoc", ours, known)
+
+
+def _table_diff(label: str, ours: dict[str, str], theirs: dict[str, str]) -> None:
+    shared = sorted(set(ours) & set(theirs))
+    same = [n for n in shared if ours[n] == theirs[n]]
+    folded = [
+        n
+        for n in shared
+        if n not in same
+        and unicodedata.normalize("NFKC", ours[n]) == unicodedata.normalize("NFKC", theirs[n])
+    ]
+    other = [n for n in shared if n not in same and n not in folded]
+    print(f"{label}: {len(shared)} names shared with curate's {len(ours)}: {len(same)} the same "
+          f"character, {len(folded)} the same after NFKC, {len(other)} another")  # fmt: skip
+    for n in other:
+        print(f"    \\{n}: curate {ours[n]!r} U+{ord(ours[n]):04X}, {label} {theirs[n]!r}")
+
+
 # --- Main ---------------------------------------------------------------------------------------
 def report(label: str, records: list[dict], cleaned: list[str], seconds: float, show: int) -> None:
     verdicts: Counter[str] = Counter()
@@ -490,7 +536,18 @@ def main() -> None:
     ap.add_argument("--build", action="store_true", help="also time curate build of the drops")
     ap.add_argument("--converters", action="store_true", help="compare converters on the spans")
     ap.add_argument("--show", type=int, default=10, help="changed rows to print")
+    ap.add_argument(
+        "--tables",
+        nargs="?",
+        const="",
+        metavar="UNICODE_MATH_TABLE",
+        help="compare the symbol table with unicode-math's (path to unicode-math-table.tex) "
+        "and pandoc's",
+    )
     args = ap.parse_args()
+    if args.tables is not None:
+        compare_tables(Path(args.tables) if args.tables else None)
+        return
     records = load_records(args.corpus)
     if args.converters:
         compare_converters(records)

@@ -182,8 +182,8 @@ def _walker_context() -> macrospec.LatexContextDb:
 _CONTEXT = _walker_context()
 _BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
 # In an inline formula `\\` (a new row) before a letter or `{ } | %` means nothing: it is a
-# command escaped twice by a scraper among single ones (`$\\\\mathrm{SE}(3)$`,
-# openreview:clqzoCrulY; `\\\\{2, 4\\\\}`, openreview:S3xqyEaST9).
+# command escaped twice by a scraper among single ones (`$\\mathrm{SE}(3)$`,
+# openreview:clqzoCrulY; `\\{2, 4\\}`, openreview:S3xqyEaST9).
 _DOUBLED = re.compile(r"\\\\(?=[A-Za-z{}|%])")
 _OPEN = re.compile(r"\A(?:\$\$|\$|\\\(|\\\[)")
 _CLOSE = re.compile(r"(?:\$\$|\$|\\\)|\\\])\Z")
