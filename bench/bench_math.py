@@ -118,6 +118,9 @@ def judge_span(inner: str, region: str) -> list[str]:
     if kept_as_tex(inner, region):
         return []  # kept as TeX
     inner = html.unescape(inner)  # `&lt;` in a formula is `<`
+    # A command escaped twice by a scraper (`\\mathrm{SE}(3)`) is that command: `\\` (a new
+    # row) before a letter or a brace means nothing else in a formula.
+    inner = re.sub(r"\\\\(?=[A-Za-z{}|%])", r"\\", inner)
     problems = []
     only_space = not re.sub(r"\\[,;:! ]|~|\s", "", inner)  # `$\,$` is a space, rightly
     if (not region.strip() and not only_space) or "%s" in region:
