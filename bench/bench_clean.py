@@ -90,6 +90,24 @@ WORD = re.compile(r"[^\W_]+")
 KEPT_TEX = re.compile(r"\$[^$]+\$")
 
 
+# Commands TeX prints as their own names: operator names and the logos.
+PRINTED_AS_NAMES = frozenset(
+    "log ln lg exp sin cos tan cot sec csc sinh cosh tanh arcsin arccos arctan min max sup inf "
+    "lim liminf limsup det deg dim ker hom arg gcd Pr mod bmod pmod LaTeX TeX BibTeX".split()
+)
+
+
+def bare_names(raw: str, cleaned: str) -> list[str]:
+    """Command names of ``raw`` that ``cleaned`` prints as bare words (`\\kms` → `kms`), where
+    ``raw`` never has that word on its own: a reader would take them for prose."""
+    out = []
+    for name in sorted(set(re.findall(r"\\([A-Za-z]{2,})", raw)) - PRINTED_AS_NAMES):
+        word = re.compile(rf"(?<![\\\w]){name}(?!\w)")
+        if word.search(cleaned) and not word.search(raw):
+            out.append(name)
+    return out
+
+
 def oracle_left(text: str) -> list[str]:
     return [kind for kind, p in ORACLE.items() if p.search(text)]
 
@@ -272,7 +290,8 @@ def main() -> None:
     examples: dict[str, list[str]] = {}
     lost_rows, lost_words = 0, 0
     lost_examples: list[str] = []
-    rows_kept = rows_any = 0
+    rows_kept = rows_any = rows_bare = 0
+    bare_examples: list[str] = []
     for rid, raw, out, kept in zip(ids, raws, cleaned, kept_lists, strict=True):
         # What the cleaner says it published as TeX on purpose (`math-kept`: a formula between
         # `$…$`, an author's own command) is counted apart; the oracle alone finds what is left.
@@ -293,6 +312,11 @@ def main() -> None:
         math = math_left(out)
         maths.update(math)
         rows_math += bool(math) and not left
+        bare = bare_names(raw, out)
+        if bare:
+            rows_bare += 1
+            if len(bare_examples) < args.examples:
+                bare_examples.append(f"{rid}: {bare[:5]}")
         lost = words_lost(raw, out)
         if lost:
             lost_rows += 1
@@ -312,6 +336,10 @@ def main() -> None:
         print(f"\n{kind}:")
         for line in ex:
             print(f"  {line}")
+    print("\n## Command names printed as bare words\n")
+    print(f"{rows_bare:,} rows")
+    for line in bare_examples:
+        print(f"  {line}")
     print("\n## Words lost outside markup\n")
     print(f"{lost_words:,} words in {lost_rows:,} rows")
     for line in lost_examples:
