@@ -157,7 +157,8 @@ def comparison_forms(text: str) -> tuple[list[str], list[str]]:
     the next. Both come from one pass over the markup; the second list is the first one itself
     when rendering changes nothing (most records).
     """
-    if not _RENDERS.search(text) or not residue.may_have("latex", text):
+    renders = "\\" in text or "^" in text or "_" in text  # `in`: far cheaper than `_RENDERS`
+    if not renders or not residue.may_have("latex", text):
         words = comparison_words(text)
         return words, words
     base = _strip_html_and_markdown(text)
