@@ -47,7 +47,7 @@ from _common import OUT, ROOT, machine, table
 ORACLE = {
     "tex command": re.compile(r"\\[A-Za-z]+"),
     "tex escape": re.compile(r"\\[^\sA-Za-z0-9]"),
-    "tex quote": re.compile(r"``|(?<!\^)''|`[A-Za-z][^`\s]*'"),
+    "tex quote": re.compile(r"``|(?<!\^)''|`[A-Za-z][^`\s]*'|`[A-Za-z][^`'\"]*\""),
     "tie": re.compile(r"[A-Za-z]{2}~\S|[\d.,;:)\]]~\S|\S~[A-Za-z(\\]"),
     "dash": re.compile(r"\w--\w|\s--\s|\w---|---\w|\s---\s"),
     # TeX grouping: a one-word group (BibTeX's case braces, `{\it x}` left half-done) or a
@@ -106,6 +106,13 @@ def bare_names(raw: str, cleaned: str) -> list[str]:
         if word.search(cleaned) and not word.search(raw):
             out.append(name)
     return out
+
+
+def stars_lost(raw: str, cleaned: str) -> int:
+    """How many `x^*` of the prose (outside `$…$`) lost their star: `f^*(X)` must stay `f^*`
+    (or `f^∗`), never `f^(X)`."""
+    wanted = len(re.findall(r"\^\*", re.sub(r"\$[^$]*\$", " ", raw)))
+    return max(0, wanted - len(re.findall(r"\^[*∗]", cleaned)))
 
 
 def oracle_left(text: str) -> list[str]:
@@ -290,7 +297,7 @@ def main() -> None:
     examples: dict[str, list[str]] = {}
     lost_rows, lost_words = 0, 0
     lost_examples: list[str] = []
-    rows_kept = rows_any = rows_bare = 0
+    rows_kept = rows_any = rows_bare = rows_stars = 0
     bare_examples: list[str] = []
     for rid, raw, out, kept in zip(ids, raws, cleaned, kept_lists, strict=True):
         # What the cleaner says it published as TeX on purpose (`math-kept`: a formula between
@@ -312,6 +319,7 @@ def main() -> None:
         math = math_left(out)
         maths.update(math)
         rows_math += bool(math) and not left
+        rows_stars += stars_lost(raw, out) > 0
         bare = bare_names(raw, out)
         if bare:
             rows_bare += 1
@@ -336,6 +344,7 @@ def main() -> None:
         print(f"\n{kind}:")
         for line in ex:
             print(f"  {line}")
+    print(f"\n## Superscript stars of the prose lost (`f^*(X)` → `f^(X)`): {rows_stars:,} rows")
     print("\n## Command names printed as bare words\n")
     print(f"{rows_bare:,} rows")
     for line in bare_examples:
