@@ -54,7 +54,8 @@ class CleanResult:
     text: str
     kinds: tuple[str, ...]
     fixed_mojibake: bool
-    # Math spans that could not be converted faithfully and are kept as their TeX source.
+    # The TeX published as it is, each distinct piece once: math spans that could not be
+    # converted faithfully, and authors' own commands of the prose.
     math_kept: tuple[str, ...] = ()
 
 
@@ -778,5 +779,8 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
         text = saved.restore(_text_mode(text, saved))
         kept += saved.tex
     return CleanResult(
-        text=_normalise(text), kinds=kinds, fixed_mojibake=mojibake, math_kept=tuple(kept)
+        text=_normalise(text),
+        kinds=kinds,
+        fixed_mojibake=mojibake,
+        math_kept=tuple(dict.fromkeys(kept)),  # each once: `\kms` five times is one finding
     )
