@@ -410,8 +410,8 @@ def test_symbols_without_dollars_in_tex_mode_get_dollars_and_text_symbols_do_not
 @pytest.mark.parametrize(
     ("span", "expected"),
     [
-        # A control word ends at the first character that is not an ASCII letter (the issue's
-        # examples: authors who type Greek letters as Unicode).
+        # A control word ends at the first character that is not an ASCII letter (written here,
+        # as authors type them who write Greek letters in Unicode).
         (r"$\capΔ$", "∩Δ"),
         (r"$\hbarω$", "ħω"),
         (r"$\hatσ$", "σ̂"),
@@ -465,7 +465,7 @@ def test_the_macros_authors_type_are_converted(span: str, expected: str) -> None
     "span",
     [
         # Authors' own macros, defined in the paper and not in the abstract: neurips2018:row0287,
-        # neurips2018:row0361, neurips2018:row0604, and the issue's \om, \IT, \ev, \y.
+        # neurips2018:row0361, neurips2018:row0604, and \om, \IT, \ev, \y (written here).
         r"$\Ot(1/\varepsilon^d)$",
         r"$\tO(\cdot)$",
         r"$(1\pm\eps)$",

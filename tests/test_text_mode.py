@@ -228,7 +228,7 @@ def test_named_text_mode_example(raw: str, expected: str) -> None:
 @pytest.mark.parametrize(
     ("raw", "expected"),
     [
-        # The issue's examples (written here): a straight closer after TeX's opening quotes.
+        # Written here: a straight closer after TeX's opening quotes.
         ('the ``deep decoder" prior', "the “deep decoder” prior"),
         ("an `early fusion' design", "an ‘early fusion’ design"),
         ('an `early fusion" design', "an “early fusion” design"),
