@@ -5,16 +5,18 @@ Two policies (``[tool.curate] math``):
 * ``"unicode"``: plain Unicode. Grouping is kept (``n^{-2/5}`` → ``n^(-2/5)``; ``m^{-1}`` →
   ``m⁻¹`` where every character has a superscript), accents stay on their symbol
   (``\\widetilde{\\mathcal{O}}`` → ``𝒪̃``), operator names keep their spaces (``k \\log{n}`` →
-  ``k log n``), known sets become symbols (``\\R`` → ``ℝ``) and an unknown macro keeps its
-  name (``\\XOS`` → ``XOS``).
+  ``k log n``), known sets become symbols (``\\R`` → ``ℝ``); a formula with an author's own
+  macro (``\\Ot``, defined in the paper, not in the abstract) is kept as TeX, since its bare
+  name would read as a word (docs/cleaning.md).
 * ``"tex"``: the span as normalised TeX between ``$…$`` (one space for each run of blanks).
 
 Why a converter of our own on pylatexenc's *parser*: chosen by measurement
 (``bench/bench_math.py --converters``, the 13,798 math spans of the dev corpus, each judged by
-the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 19.9 % of the
-spans (grouping, accents, unknown macros), flatlatex 10.4 %, unicodeit 6.2 %, pandoc's texmath
-(``pypandoc-binary``, batched 500 spans per process) 2.9 % at 998 spans/s, this module 0 of
-13,798 at 2,910 spans/s; and pandoc would add a 155 MiB binary and a process per batch.
+the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 2,747 spans
+(grouping, accents, unknown macros), flatlatex 1,472, unicodeit 882, pandoc's texmath
+(``pypandoc-binary``, batched 500 spans per process) 408 at about 2,000 spans/s, this module
+none, converting 13,727 and keeping 71 as TeX, at about 7,000 spans/s; and pandoc would add a
+155 MiB binary and a process per batch.
 pylatexenc's ``LatexWalker`` does the hard part (braces, macros, environments, comments); the
 rendering below is small, and everything it does not know how to render faithfully raises
 :class:`Unfaithful`, so the span is **kept as its TeX source and counted** instead of being
