@@ -421,6 +421,8 @@ def test_symbols_without_dollars_in_tex_mode_get_dollars_and_text_symbols_do_not
         (r"$a \equiv b \pmod p$", "a ≡ b (mod p)"),
         (r"$a \bmod p$", "a mod p"),
         (r"${\cal N}$", "𝒩"),
+        (r"${\cal C}_{\ell}$", "𝒞_ℓ"),  # arXiv:2506.14310
+        (r"${\cal O}(10^5)$", "𝒪(10⁵)"),  # arXiv:2507.17804
         (r"$\cal{O}(n)$", "𝒪(n)"),
         (r"$\frak{p}$", "𝔭"),
         (r"$\Bbb R$", "ℝ"),
