@@ -7,8 +7,10 @@
   the patterns written below (not imported from ``validation/``), per kind. Leftovers that are
   math (a ``$``, or braces after ``^``/``_``) are counted apart: math spans are converted by
   ``curate/texmath.py`` (issue 8, math part), not by text mode.
-  The TeX inside a math span kept as ``$…$`` (``math-kept``: it could not be converted
-  faithfully) is counted apart too.
+  The TeX the cleaner publishes on purpose and lists as kept (``math-kept``: a math span it
+  could not convert faithfully, as ``$…$``; an author's own command such as ``\\kms``) is
+  counted apart too, and "any TeX or markup in the row" counts every row the oracle finds
+  anything in, on purpose or not.
 * **words lost outside markup**: every word of the raw record once this file's own markup
   patterns are blanked out must appear in the cleaned text, in order (as a substring, so
   ``Schr\\"{o}dinger`` → ``Schr`` … ``dinger`` is found in ``Schrödinger``).
@@ -45,7 +47,7 @@ from _common import OUT, ROOT, machine, table
 ORACLE = {
     "tex command": re.compile(r"\\[A-Za-z]+"),
     "tex escape": re.compile(r"\\[^\sA-Za-z0-9]"),
-    "tex quote": re.compile(r"``|(?<!\^)''|`[A-Za-z][^`\s]*'"),
+    "tex quote": re.compile(r"``|(?<!\^)''|`[A-Za-z][^`\s]*'|`[A-Za-z][^`'\"]*\""),
     "tie": re.compile(r"[A-Za-z]{2}~\S|[\d.,;:)\]]~\S|\S~[A-Za-z(\\]"),
     "dash": re.compile(r"\w--\w|\s--\s|\w---|---\w|\s---\s"),
     # TeX grouping: a one-word group (BibTeX's case braces, `{\it x}` left half-done) or a
@@ -88,6 +90,31 @@ WORD = re.compile(r"[^\W_]+")
 KEPT_TEX = re.compile(r"\$[^$]+\$")
 
 
+# Commands TeX prints as their own names: operator names and the logos.
+PRINTED_AS_NAMES = frozenset(
+    "log ln lg exp sin cos tan cot sec csc sinh cosh tanh arcsin arccos arctan min max sup inf "
+    "lim liminf limsup det deg dim ker hom arg gcd Pr mod bmod pmod LaTeX TeX BibTeX".split()
+)
+
+
+def bare_names(raw: str, cleaned: str) -> list[str]:
+    """Command names of ``raw`` that ``cleaned`` prints as bare words (`\\kms` → `kms`), where
+    ``raw`` never has that word on its own: a reader would take them for prose."""
+    out = []
+    for name in sorted(set(re.findall(r"\\([A-Za-z]{2,})", raw)) - PRINTED_AS_NAMES):
+        word = re.compile(rf"(?<![\\\w]){name}(?!\w)")
+        if word.search(cleaned) and not word.search(raw):
+            out.append(name)
+    return out
+
+
+def stars_lost(raw: str, cleaned: str) -> int:
+    """How many `x^*` of the prose (outside `$…$`) lost their star: `f^*(X)` must stay `f^*`
+    (or `f^∗`), never `f^(X)`."""
+    wanted = len(re.findall(r"\^\*", re.sub(r"\$[^$]*\$", " ", raw)))
+    return max(0, wanted - len(re.findall(r"\^[*∗]", cleaned)))
+
+
 def oracle_left(text: str) -> list[str]:
     return [kind for kind, p in ORACLE.items() if p.search(text)]
 
@@ -122,9 +149,11 @@ CLEAN_TIMER = textwrap.dedent(
     from curate.transform.clean import clean_text
     texts = [" ".join(json.loads(l)["abstract"].split()) for l in gzip.open(sys.argv[1])]
     t0 = time.perf_counter()
-    out = [clean_text(t).text for t in texts]
+    results = [clean_text(t) for t in texts]
     dt = time.perf_counter() - t0
-    json.dump({"seconds": dt, "texts": out}, sys.stdout)
+    out = [r.text for r in results]
+    kept = [list(getattr(r, "math_kept", ())) for r in results]
+    json.dump({"seconds": dt, "texts": out, "kept": kept}, sys.stdout)
     """
 )
 
@@ -170,7 +199,7 @@ def baseline_tree(rev: str) -> Path:
     return dest
 
 
-def time_clean(src: Path, records: Path) -> tuple[float, list[str]]:
+def time_clean(src: Path, records: Path) -> tuple[float, list[str], list[list[str]]]:
     out = subprocess.run(
         [sys.executable, "-c", CLEAN_TIMER, str(records)],
         env=child_env(src),
@@ -179,7 +208,7 @@ def time_clean(src: Path, records: Path) -> tuple[float, list[str]]:
         check=True,
     )
     data = json.loads(out.stdout)
-    return data["seconds"], data["texts"]
+    return data["seconds"], data["texts"], data.get("kept") or [[] for _ in data["texts"]]
 
 
 def time_build(src: Path, drops: Path, name: str) -> float:
@@ -258,7 +287,7 @@ def main() -> None:
     raws = [" ".join(r["abstract"].split()) for r in records]
     print(f"# bench_clean: {len(records)} records from {args.corpus} ({machine()})\n")
 
-    new_seconds, cleaned = time_clean(ROOT, records_path)
+    new_seconds, cleaned, kept_lists = time_clean(ROOT, records_path)
     base = baseline_tree(args.baseline) if args.baseline else None
 
     # Markup left and words lost.
@@ -268,10 +297,17 @@ def main() -> None:
     examples: dict[str, list[str]] = {}
     lost_rows, lost_words = 0, 0
     lost_examples: list[str] = []
-    rows_kept = 0
-    for rid, raw, out in zip(ids, raws, cleaned, strict=True):
-        text = KEPT_TEX.sub(" ", out) if "$" in out else out
+    rows_kept = rows_any = rows_bare = rows_stars = 0
+    bare_examples: list[str] = []
+    for rid, raw, out, kept in zip(ids, raws, cleaned, kept_lists, strict=True):
+        # What the cleaner says it published as TeX on purpose (`math-kept`: a formula between
+        # `$…$`, an author's own command) is counted apart; the oracle alone finds what is left.
+        text = out
+        for span in kept:
+            text = text.replace(span, " ")
+        text = KEPT_TEX.sub(" ", text) if "$" in text else text
         left = oracle_left(text)
+        rows_any += bool(oracle_left(out) or math_left(out))
         kinds.update(left)
         rows_left += bool(left)
         rows_kept += bool(oracle_left(out)) and not left
@@ -283,6 +319,12 @@ def main() -> None:
         math = math_left(out)
         maths.update(math)
         rows_math += bool(math) and not left
+        rows_stars += stars_lost(raw, out) > 0
+        bare = bare_names(raw, out)
+        if bare:
+            rows_bare += 1
+            if len(bare_examples) < args.examples:
+                bare_examples.append(f"{rid}: {bare[:5]}")
         lost = words_lost(raw, out)
         if lost:
             lost_rows += 1
@@ -293,14 +335,20 @@ def main() -> None:
     print("## Markup left in `abstract` (independent oracle in this file)\n")
     rows = [[k, f"{v:,}", f"{v / n:.2%}"] for k, v in sorted(kinds.items())]
     rows.append(["any text-mode markup", f"{rows_left:,}", f"{rows_left / n:.2%}"])
-    rows.append(["TeX kept in $…$ only (math-kept)", f"{rows_kept:,}", f"{rows_kept / n:.2%}"])
+    rows.append(["TeX kept on purpose only (math-kept)", f"{rows_kept:,}", f"{rows_kept / n:.2%}"])
     rows += [[k, f"{v:,}", f"{v / n:.2%}"] for k, v in sorted(maths.items())]
     rows.append(["math only (not text mode)", f"{rows_math:,}", f"{rows_math / n:.2%}"])
+    rows.append(["any TeX or markup in the row", f"{rows_any:,}", f"{rows_any / n:.2%}"])
     print(table(rows, ["kind", "rows", "share"], right={1, 2}))
     for kind, ex in sorted(examples.items()):
         print(f"\n{kind}:")
         for line in ex:
             print(f"  {line}")
+    print(f"\n## Superscript stars of the prose lost (`f^*(X)` → `f^(X)`): {rows_stars:,} rows")
+    print("\n## Command names printed as bare words\n")
+    print(f"{rows_bare:,} rows")
+    for line in bare_examples:
+        print(f"  {line}")
     print("\n## Words lost outside markup\n")
     print(f"{lost_words:,} words in {lost_rows:,} rows")
     for line in lost_examples:
@@ -309,7 +357,7 @@ def main() -> None:
     print("\n## Speed (child processes, back to back)\n")
     rows = [["clean_text, this tree", f"{new_seconds:.2f} s", f"{n / new_seconds:,.0f}"]]
     if base is not None:
-        old_seconds, _ = time_clean(base, records_path)
+        old_seconds, _, _ = time_clean(base, records_path)
         rows.append(
             [f"clean_text, {args.baseline}", f"{old_seconds:.2f} s", f"{n / old_seconds:,.0f}"]
         )

@@ -3,6 +3,7 @@
     uv run python bench/bench_math.py [--corpus DIR] [--baseline REF] [--build] [--show N]
     uv run --with pypandoc-binary --with unicodeit --with flatlatex --with latex2mathml \\
         python bench/bench_math.py --converters
+    uv run --with pypandoc-binary python bench/bench_math.py --tables [unicode-math-table.tex]
 
 The judge below is written for this bench and imports nothing from ``validation/`` or
 ``curate/``: its own math-span pattern, its own table of what common macros must become, and
@@ -37,6 +38,7 @@ import tempfile
 import time
 import unicodedata
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
@@ -64,19 +66,23 @@ SYMBOLS = {
     "circ": "∘", "sqrt": "√∛∜", "prime": "′'", "langle": "⟨", "rangle": "⟩", "equiv": "≡",
     "subset": "⊂", "subseteq": "⊆", "cap": "∩", "cup": "∪", "forall": "∀", "exists": "∃",
     "perp": "⊥", "otimes": "⊗", "oplus": "⊕", "R": "ℝ", "N": "ℕ", "Z": "ℤ", "ldots": "…",
-    "dots": "…", "cdots": "⋯", "mid": "|",
+    "dots": "…", "cdots": "⋯", "mid": "|", "neg": "¬", "lnot": "¬", "hbar": "ħℏ", "land": "∧",
+    "ket": "⟩", "bra": "⟨", "norm": "‖", "sun": "⊙",
 }  # fmt: skip
 OPERATOR_NAMES = frozenset(
     "log ln exp sin cos tan min max sup inf lim det deg dim ker arg Pr tanh".split()
 )
 ACCENTS = frozenset("tilde widetilde hat widehat bar overline dot ddot vec check breve".split())
+# Words a macro must leave (`a \pmod p` reads `a (mod p)`).
+WORDS = {"pmod": "mod", "bmod": "mod"}
 # Macros that only say how to typeset: they need leave nothing.
 LAYOUT = frozenset(
     "left right big Big bigl bigr Bigl Bigr bigg Bigg rm it bf tt sf cal mathrm mathbf mathit "
     "mathsf mathtt mathcal mathbb mathbbm mathscr mathfrak boldsymbol bm text textrm textit "
     "textbf texttt textsf mbox hbox operatorname frac tfrac dfrac nicefrac displaystyle "
     "textstyle scriptstyle limits nolimits quad qquad underline smash unicode not mathring "
-    "textup textnormal mathnormal small allowbreak textcolor".split()
+    "textup textnormal mathnormal small allowbreak textcolor frak Bbb textsc mathversion over "
+    "braket abs".split()
 )
 
 
@@ -100,12 +106,21 @@ def math_spans(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+def kept_as_tex(inner: str, region: str) -> bool:
+    """The region holds the span's TeX as typed (between dollars, or its body)."""
+    inner = html.unescape(inner)
+    squeezed = " ".join(inner.split())
+    return "$" + squeezed + "$" in " ".join(region.split()) or inner.strip() in region
+
+
 def judge_span(inner: str, region: str) -> list[str]:
     """Why the region does not say what the TeX ``inner`` says (empty: it does)."""
-    inner = html.unescape(inner)  # `&lt;` in a formula is `<`
-    squeezed = " ".join(inner.split())
-    if "$" + squeezed + "$" in " ".join(region.split()) or inner.strip() in region:
+    if kept_as_tex(inner, region):
         return []  # kept as TeX
+    inner = html.unescape(inner)  # `&lt;` in a formula is `<`
+    # A command escaped twice by a scraper (`\\mathrm{SE}(3)`) is that command: `\\` (a new
+    # row) before a letter or a brace means nothing else in a formula.
+    inner = re.sub(r"\\\\(?=[A-Za-z{}|%])", r"\\", inner)
     problems = []
     only_space = not re.sub(r"\\[,;:! ]|~|\s", "", inner)  # `$\,$` is a space, rightly
     if (not region.strip() and not only_space) or "%s" in region:
@@ -133,6 +148,17 @@ def judge_span(inner: str, region: str) -> list[str]:
             problems.append("grouping")
             break
     folded = fold(region)
+    # A control word ends at the first character that is not an ASCII letter: `\capΔ` is
+    # `\cap Δ`, and its name printed before the Δ (`capΔ`) is a word that was never there.
+    for m in re.finditer(r"\\([A-Za-z]+)(?=[^\x00-\x7f])", inner):
+        if re.search(rf"(?<![A-Za-z\\]){m.group(1)}(?=[^\x00-\x7f])", region):
+            problems.append(f"control-word:{m.group(1)}")
+    # A nested script keeps its grouping: `F_{7^4}` is never `F_74` nor `F_7⁴` ((F₇)⁴).
+    if re.search(r"[\^_]\{[^{}]*[\^_][^{}]*\}", inner) and not re.search(r"[\^_]\(", region):
+        problems.append("nested-script")
+    # `\_` before a letter is an underscore, never a subscript (`inspect\_evals`).
+    if re.search(r"\\_[A-Za-z]", inner) and "_" not in region:
+        problems.append("escaped-underscore")
     for name in names:
         if name in ACCENTS:
             if not any(
@@ -142,10 +168,17 @@ def judge_span(inner: str, region: str) -> list[str]:
         elif name in SYMBOLS:
             if not any(fold(c) in folded for c in SYMBOLS[name]):
                 problems.append(f"symbol:{name}")
+        elif name in WORDS:
+            if WORDS[name] not in folded:
+                problems.append(f"word:{name}")
         elif name in OPERATOR_NAMES:
             glued = re.search(rf"[A-Za-z0-9]{name}|{name}[A-Za-z0-9]", region)
             if name.casefold() not in folded or glued:
                 problems.append(f"operator:{name}")
+        elif name not in LAYOUT and len(name) > 1 and len(names) == 1 and name in region:
+            # The one macro of a span, unknown to the judge, printed as a bare word: a reader
+            # takes `om` or `IT` for prose (kept TeX, `\om`, was recognised above).
+            problems.append(f"bare-macro:{name}")
         elif (
             name not in LAYOUT
             and len(name) > 1
@@ -179,17 +212,25 @@ def judge_row(raw: str, cleaned: str) -> tuple[str, list[str]]:
             groups.append([inner])
         prev = end
     prose.append(norm(raw[prev:]))
-    regions = align(prose, norm(cleaned))
-    if regions is None:
+    # A short piece of prose (`, `) can also occur inside a formula's output; of the ways the
+    # prose aligns, the row is judged by the first whose every formula passes, else the first.
+    first: list[str] | None = None
+    for regions in align(prose, norm(cleaned)):
+        problems: list[str] = []
+        for inners, region in zip(groups, regions, strict=True):
+            problems += judge_span(" ".join(inners), region)
+        if not problems:
+            return "ok", []
+        if first is None:
+            first = problems
+    if first is None:
         return "unaligned", []
-    problems: list[str] = []
-    for inners, region in zip(groups, regions, strict=True):
-        problems += judge_span(" ".join(inners), region)
-    return ("changed" if problems else "ok"), problems
+    return "changed", first
 
 
-def align(prose: list[str], out: str, budget: int = 5000) -> list[str] | None:
-    """The text between consecutive prose pieces in ``out``, or None if they are not all there.
+def align(prose: list[str], out: str, budget: int = 5000) -> Iterator[list[str]]:
+    """Each way of finding the prose pieces in ``out`` in order: the text between consecutive
+    pieces (none if they are not all there).
 
     A piece is found by its first and last 16 characters only (the prose in between may hold
     text-mode markup that the cleaner rewrote; the formula's neighbours rarely do). A
@@ -203,18 +244,28 @@ def align(prose: list[str], out: str, budget: int = 5000) -> list[str] | None:
         piece = prose[k]
         if len(piece) <= 2 * edge:
             return at + len(piece) if out.startswith(piece, at) else -1
-        tail = out.find(piece[-edge:], at + edge)
-        return tail + edge if tail != -1 else -1
+        if out.startswith(piece, at):  # prose the cleaner left alone: no guessing
+            return at + len(piece)
+        # Else the piece's last characters where they are nearest to where the piece would end
+        # (its tail can also occur inside it: the first occurrence ended the piece too early).
+        tails = []
+        pos = out.find(piece[-edge:], at + edge)
+        while pos != -1 and pos < at + 2 * len(piece):
+            tails.append(pos)
+            pos = out.find(piece[-edge:], pos + 1)
+        if not tails:
+            return -1
+        return min(tails, key=lambda t: abs(t + edge - at - len(piece))) + edge
 
     def head(k: int) -> str:
         return prose[k][:edge]
 
     first_end = ends(0, 0) if out.startswith(head(0)) else -1
     if first_end == -1:
-        return None
+        return
     steps = 0
 
-    def search(k: int, pos: int) -> list[str] | None:
+    def search(k: int, pos: int) -> Iterator[list[str]]:
         nonlocal steps
         at = out.find(head(k), pos + 1) if prose[k] else len(out)
         while at != -1 and steps < budget:
@@ -223,15 +274,16 @@ def align(prose: list[str], out: str, budget: int = 5000) -> list[str] | None:
             if out[pos:at].strip() and end != -1:  # a formula never becomes nothing
                 if k == len(prose) - 1:
                     if end == len(out):
-                        return [out[pos:at]]
+                        yield [out[pos:at]]
                 else:
-                    rest = search(k + 1, end)
-                    if rest is not None:
-                        return [out[pos:at], *rest]
+                    for rest in search(k + 1, end):
+                        yield [out[pos:at], *rest]
             at = out.find(head(k), at + 1) if prose[k] else -1
-        return None
 
-    return [] if len(prose) == 1 else search(1, first_end)
+    if len(prose) == 1:
+        yield []
+    else:
+        yield from search(1, first_end)
 
 
 # --- Running a tree's cleaner or build in a child process --------------------------------------
@@ -354,14 +406,71 @@ def compare_converters(records: list[dict]) -> None:
     spans = [
         inner for r in records for _s, _e, inner in math_spans(" ".join(r["abstract"].split()))
     ]
-    print(f"{len(spans)} math spans; a converter is judged on each span alone")
+    # A span without TeX syntax (`$z$`, `$4.0<z<11.4$`) needs no converting: counted apart, and
+    # "kept" means a span with a command or a group given back as TeX (`A_V` written `A_V` is
+    # converted: it is plain text's way of writing it).
+    plain = sum(1 for span in spans if not re.search(r"[\\^_{}]", span))
+    print(f"{len(spans)} math spans ({plain} without TeX syntax, converted by every converter "
+          "as they are); a converter is judged on each span alone")  # fmt: skip
+    print(f"  {'converter':<26} {'converted':>9} {'kept':>5} {'changed':>7}  spans/s")
     for name, fn in converters().items():
         started = time.perf_counter()
         outs = fn(spans)
         seconds = time.perf_counter() - started
-        bad = sum(1 for s, o in zip(spans, outs, strict=True) if judge_span(s, o))
-        print(f"  {name:<26} changed {bad:>5} / {len(spans)} spans ({bad / len(spans):.2%}), "
-              f"{len(spans) / seconds:,.0f} spans/s")  # fmt: skip
+        kept = changed = 0
+        for span, out in zip(spans, outs, strict=True):
+            if re.search(r"[\\{}]", span) and kept_as_tex(span, out):
+                kept += 1  # the TeX itself (for another converter: it gave the input back)
+            elif judge_span(span, out):
+                changed += 1
+        converted = len(spans) - kept - changed
+        print(f"  {name:<26} {converted:>9} {kept:>5} {changed:>7}  "
+              f"{len(spans) / seconds:,.0f}")  # fmt: skip
+
+
+# --- The converter's symbol table beside unicode-math's and pandoc's ---------------------------
+def compare_tables(unicode_math: Path | None) -> None:
+    """Each name of ``validation.texsymbols`` that unicode-math (its ``unicode-math-table.tex``,
+    given by path) or pandoc (through pypandoc, when installed) also knows: same character,
+    or which. Only names that are control words, and only single characters."""
+    sys.path.insert(0, str(ROOT))
+    from validation.texsymbols import symbols
+
+    ours = {n: c for n, c in symbols().items() if n.isalpha() and len(c) == 1}
+    if unicode_math is not None:
+        theirs: dict[str, str] = {}
+        pattern = r'\\UnicodeMathSymbol\{"([0-9A-F]+)\}\{\\(\w+)\s*\}'
+        for m in re.finditer(pattern, unicode_math.read_text("utf-8")):
+            theirs.setdefault(m.group(2), chr(int(m.group(1), 16)))
+        _table_diff("unicode-math", ours, theirs)
+    try:
+        import pypandoc
+    except ImportError:
+        return
+    names = sorted(ours)
+    doc = "\n\n".join(f"$\\{n}$ QQSEPQQ" for n in names)
+    text = pypandoc.convert_text(doc, "plain", format="latex", extra_args=["--wrap=none"])
+    outs = [p.strip() for p in text.split("QQSEPQQ")][: len(names)]
+    # What pandoc does not know it gives back as TeX (`$\\CYRA$`): not a name it shares.
+    known = {n: o for n, o in zip(names, outs, strict=False) if o and "\\" not in o}
+    print(f"pandoc gives {len(names) - len(known)} of curate's names back as TeX")
+    _table_diff("pandoc", ours, known)
+
+
+def _table_diff(label: str, ours: dict[str, str], theirs: dict[str, str]) -> None:
+    shared = sorted(set(ours) & set(theirs))
+    same = [n for n in shared if ours[n] == theirs[n]]
+    folded = [
+        n
+        for n in shared
+        if n not in same
+        and unicodedata.normalize("NFKC", ours[n]) == unicodedata.normalize("NFKC", theirs[n])
+    ]
+    other = [n for n in shared if n not in same and n not in folded]
+    print(f"{label}: {len(shared)} names shared with curate's {len(ours)}: {len(same)} the same "
+          f"character, {len(folded)} the same after NFKC, {len(other)} another")  # fmt: skip
+    for n in other:
+        print(f"    \\{n}: curate {ours[n]!r} U+{ord(ours[n]):04X}, {label} {theirs[n]!r}")
 
 
 # --- Main ---------------------------------------------------------------------------------------
@@ -430,7 +539,18 @@ def main() -> None:
     ap.add_argument("--build", action="store_true", help="also time curate build of the drops")
     ap.add_argument("--converters", action="store_true", help="compare converters on the spans")
     ap.add_argument("--show", type=int, default=10, help="changed rows to print")
+    ap.add_argument(
+        "--tables",
+        nargs="?",
+        const="",
+        metavar="UNICODE_MATH_TABLE",
+        help="compare the symbol table with unicode-math's (path to unicode-math-table.tex) "
+        "and pandoc's",
+    )
     args = ap.parse_args()
+    if args.tables is not None:
+        compare_tables(Path(args.tables) if args.tables else None)
+        return
     records = load_records(args.corpus)
     if args.converters:
         compare_converters(records)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from validation.findings import Finding, Handle
-from validation.normalize import comparison_words
+from validation.normalize import comparison_forms
 from validation.records import Header
 from validation.sketch import (
     ESTIMATE_MARGIN,
@@ -199,7 +199,8 @@ class Corpus(RecordIndex):
                     more = members[member_file == fi].tolist()
                     texts.update(self.texts([m for m in more if m not in shingles]))
                 text = texts.pop(g)
-                got = shingles[g] = shingle_hashes(comparison_words(text), shingle_size)
+                words, rendered = comparison_forms(text)
+                got = shingles[g] = shingle_hashes(rendered or words, shingle_size)
             return got
 
         def exactly(g: int, cands: np.ndarray, _est: np.ndarray) -> tuple[float, int] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from validation.language import SCRIPT_LANGUAGE, SCRIPT_LANGUAGES, letters_by_script
 from validation.records import Header
 
 # Known list phrases, compared after NFKC and case folding.
@@ -60,38 +61,18 @@ MAX_HEADER_CHARS = 100
 
 
 def _script_language(text: str) -> str | None:
-    """The language a script implies, for scripts that name (nearly) one language."""
-    has_han = has_kana = has_hangul = False
-    other: str | None = None
-    for ch in text:
-        if not ch.isalpha():
-            continue
-        name = unicodedata.name(ch, "")
-        if name.startswith("CJK UNIFIED IDEOGRAPH"):
-            has_han = True
-        elif name.startswith(("HIRAGANA", "KATAKANA")):
-            has_kana = True
-        elif name.startswith("HANGUL"):
-            has_hangul = True
-        elif name.startswith("CYRILLIC"):
-            other = other or "ru"
-        elif name.startswith("GREEK"):
-            other = other or "el"
-        elif name.startswith("ARABIC"):
-            other = other or "ar"
-        elif name.startswith("HEBREW"):
-            other = other or "he"
-        elif name.startswith("THAI"):
-            other = other or "th"
-        elif name.startswith("DEVANAGARI"):
-            other = other or "hi"
-    if has_kana:
-        return "ja"
-    if has_hangul:
-        return "ko"
-    if has_han:
-        return "zh"
-    return other
+    """The language a script implies, for scripts that name (nearly) one language; a phrase is
+    short, so any letter of kana, Hangul or Han decides (the body check weighs the scripts)."""
+    counts = letters_by_script(text)
+    for script in ("kana", "hangul", "han"):
+        if counts[script]:
+            return SCRIPT_LANGUAGE[script]
+    for script in counts:  # the first other script of the phrase
+        if script in SCRIPT_LANGUAGE:
+            return SCRIPT_LANGUAGE[script]
+        if script in SCRIPT_LANGUAGES:
+            return SCRIPT_LANGUAGES[script][0]
+    return None
 
 
 def phrase_key(phrase: str) -> str:

@@ -48,7 +48,7 @@ _LATEX_ESCAPE = r"\\\\|\\[%&_#${},;!:@/ -]|\\['\"^`~=.](?:\{\\?[A-Za-z]?\}|\\?[A
 # of `5^''`) and `single' quotes, ties (`Fig.~3`;
 # `z~2` after a one-letter name before a digit means "about" and is prose), and -- / ---
 # (not a `--flag`, not `<!--`/`-->`, not a rule of four or more dashes).
-TEX_QUOTE = r"``|(?<![\^'])''(?!')|`(?=[^`'\s])[^`']*'(?![A-Za-z])"
+TEX_QUOTE = r"``|(?<![\^'])''(?!')|`(?=[^`'\s])[^`'\"]*(?:'(?![A-Za-z])|\")"
 TIE = r"(?<=\S)~(?!(?<=(?<![A-Za-z])[A-Za-z]~)\d)(?=\S)"
 DASH = r"(?<![-!<])(?:---|--(?![A-Za-z])|(?<=\S)--)(?![->])"
 # A one-word brace group in running text is TeX grouping (BibTeX's case braces, `{faster}` left
@@ -88,7 +88,7 @@ LATEX = re.compile(
 # `Fin**e**-tuning`, and `***O**pen-world …*` inside out) around a run without spaces;
 # `x**2 + y**2` is not that.
 _MD_STAR = (
-    r"(?<![\w*\\])(?P<star>\*{1,3})(?=[^\s*])"
+    r"(?<![\w*\\^])(?P<star>\*{1,3})(?=[^\s*])"
     r"(?P<star_body>[^*]+)(?<=[^\s*\\])(?P=star)(?!\*)"
 )
 _MD_INWORD = r"(?<=[\w*])\*\*(?P<inword_body>[^\s*]+)(?<!\\)\*\*(?!\*)"

@@ -31,7 +31,7 @@ import numpy as np
 os.environ["RENSA_DOC_PAR_BATCH_SIZE"] = str(2**62)
 import rensa
 
-from validation.normalize import comparison_words, record_id
+from validation.normalize import comparison_forms, record_id
 
 NUM_PERM = 126
 BANDS = 21
@@ -39,7 +39,10 @@ ROWS = NUM_PERM // BANDS  # 6: P(candidate) is 0.998 at Jaccard 0.8, 2e-5 at Jac
 SIGNATURE_SEED = 20250601
 # What a signature depends on besides this file: the MinHash algorithm of rensa (its
 # ALGORITHM_VERSION, pinned in pyproject.toml). Anything caching signatures keys on this.
-SKETCH_VERSION = f"rensa-rminhash-{rensa.RMinHash.ALGORITHM_VERSION}/seed-{SIGNATURE_SEED}/low16"
+# "rendered-math": shingles of the words with math read as rendered (``normalize``'s render).
+SKETCH_VERSION = (
+    f"rensa-rminhash-{rensa.RMinHash.ALGORITHM_VERSION}/seed-{SIGNATURE_SEED}/low16/rendered-math"
+)
 _MIX = (
     np.uint64(0x9E3779B97F4A7C15),
     np.uint64(0xC2B2AE3D27D4EB4F),
@@ -166,10 +169,10 @@ def _empty_id(text: str) -> str:
 
 def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     """The record's sketch, and its shingle hashes for callers that need them now."""
-    words = comparison_words(text)
+    words, rendered = comparison_forms(text)
     if not words:
         return Sketch(_empty_id(text), EMPTY_SIG), np.empty(0, dtype=np.uint64)
-    shingles = shingle_hashes(words, shingle_size)
+    shingles = shingle_hashes(rendered or words, shingle_size)
     return Sketch(record_id(" ".join(words)), signature(shingles)), shingles
 
 
@@ -190,11 +193,12 @@ def sketch_many(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
 
 
 def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
-    word_lists = [comparison_words(t) for t in texts]
+    forms = [comparison_forms(t) for t in texts]
+    word_lists = [words for words, _rendered in forms]
     full = [i for i, w in enumerate(word_lists) if w]
     sigs = np.zeros((len(texts), NUM_PERM), dtype=np.uint16)
     if full:
-        lists = [word_lists[i] for i in full]
+        lists = [forms[i][1] or forms[i][0] for i in full]
         lens = np.fromiter(map(len, lists), np.int64, len(lists))
         h = _word_hash_array(list(chain.from_iterable(lists)))
         size = max(1, min(shingle_size, int(lens.max())))

@@ -135,9 +135,11 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
                     f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the "
                     "file was checked; this is a bug in curate"
                 )
-            kept.extend(_math_kept(path, int(lines[ri]), row.pop(MATH_KEPT), task.config,
-                                   task.math))  # fmt: skip
-            row["flags"] = flags
+            spans = row.pop(MATH_KEPT)
+            kept.extend(_math_kept(path, int(lines[ri]), spans, task.config, task.math))
+            # A row that publishes TeX says so, whatever the finding's severity: a consumer
+            # filters or renders such rows by this flag.
+            row["flags"] = sorted({*flags, "math-kept"}) if spans else flags
             row["sources"] = sources
         rows += picked
     if not rows:

@@ -82,7 +82,7 @@ COLUMNS: list[Column] = [
         min_value=1950, max_value=2100,
     ),
     Column(
-        "language", pa.string(), "Language of the abstract (ISO 639-1), by langdetect.",
+        "language", pa.string(), "Language of the abstract (ISO 639-1), by script or langdetect.",
         nullable=True,
     ),
     Column(
@@ -99,7 +99,8 @@ COLUMNS: list[Column] = [
     Column(
         "flags", pa.list_(pa.string()),
         "Finding codes that fired on this abstract and whose row policy is `flag` (for example "
-        "truncated, too-long): kept, but worth a look; empty for most rows.",
+        "truncated, too-long): kept, but worth a look; `math-kept` when some of its math is "
+        "published as its TeX source between $…$; empty for most rows.",
     ),
     Column(
         "sources", pa.list_(SOURCE_TYPE),

@@ -37,7 +37,7 @@ from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_la
 from pylatexenc.macrospec import MacroSpec
 
 from curate.transform import texmath
-from validation import normalize, residue
+from validation import normalize, residue, texsymbols
 
 __all__ = ["CleanResult", "clean_text"]
 
@@ -54,7 +54,8 @@ class CleanResult:
     text: str
     kinds: tuple[str, ...]
     fixed_mojibake: bool
-    # Math spans that could not be converted faithfully and are kept as their TeX source.
+    # The TeX published as it is, each distinct piece once: math spans that could not be
+    # converted faithfully, and authors' own commands of the prose.
     math_kept: tuple[str, ...] = ()
 
 
@@ -255,6 +256,11 @@ class _Saved:
 
     def __init__(self) -> None:
         self.items: list[str] = []
+        self.tex: list[str] = []  # TeX published as it is (an unknown command of text mode)
+
+    def keep_tex(self, source: str) -> str:
+        self.tex.append(source)
+        return self.keep(source)
 
     def keep(self, replacement: str) -> str:
         index = format(len(self.items), "x")
@@ -369,8 +375,10 @@ def _links(text: str, saved: _Saved) -> str:
 # --- Text mode: TeX quotes ------------------------------------------------------------------
 # ``x'' (or ``x" or ``x' as some authors close it) → “x”, `x' → ‘x’; a lone `` or '' → “ or ”. Each
 # body stops at the next backtick, so a run of openers stays linear.
-_TEX_DOUBLE = re.compile(r"``([^`]*?)(?:''|\"|'(?![A-Za-z]))")
-_TEX_SINGLE = re.compile(r"`(?=[^`'\s])([^`']*)'(?![A-Za-z])")
+_TEX_DOUBLE = re.compile(r"``([^`]*?)(?:''|\"|[”’]|'(?![A-Za-z]))")
+_TEX_SINGLE = re.compile(r"`(?=[^`'\s])([^`'\"]*)(?:'(?![A-Za-z])|’)")
+# `early fusion" (an opener typed once, closed with a straight double quote): “early fusion”.
+_TEX_MIXED = re.compile(r"(?<!`)`(?=[^`'\"\s])([^`'\"]*)\"")
 _TEX_LONE = re.compile(r"``|(?<![\^'])''(?!')")
 
 
@@ -379,6 +387,8 @@ def _tex_quotes(text: str) -> str:
         return text
     text = _TEX_DOUBLE.sub(r"“\1”", text)
     text = _TEX_SINGLE.sub(r"‘\1’", text)
+    if "`" in text:
+        text = _TEX_MIXED.sub(r"“\1”", text)
     return _TEX_LONE.sub(_lone_quote, text)
 
 
@@ -487,6 +497,13 @@ _NOT_SYMBOLS = frozenset({"today"})
 def _symbol(name: str) -> str | None:
     if name in _WORDS:
         return _WORDS[name]
+    # The macros validation/texsymbols.py adds or corrects (`\\degree`, `\\micron`, `\\arcsec`,
+    # astronomers' units typed in prose), and operator names, which TeX prints as themselves
+    # (`10\\deg` is "10 deg").
+    if name in texsymbols.ADDITIONS or name in texsymbols.OVERRIDES:
+        return texsymbols.symbols()[name]
+    if name in texmath.OPERATOR_NAMES:
+        return "mod" if name == "bmod" else name
     spec = _L2T_CONTEXT.get_macro_spec(name)
     repl = getattr(spec, "simplify_repl", None)
     if name in _NOT_SYMBOLS or not isinstance(repl, str) or not repl or "%" in repl:
@@ -505,14 +522,15 @@ _TEX_TOKEN = re.compile(r"\\([A-Za-z]+)\*?|\\(.)|([{}])", re.S)
 _LEADING_SPACE = re.compile(r"\s*")
 
 
-def _tex_commands(text: str) -> str:
+def _tex_commands(text: str, saved: _Saved) -> str:
     """Commands and braces, in one walk over the tokens: what each stands for in running text.
 
     Braces are paired first (a stack; an unpaired brace is a literal character). A group that
     is an argument of a text command (``\\textbf{x}``), holds a command (``{\\it x}``) or is one
     word (BibTeX's ``{A}n``, ``Schr{ö}dinger``) loses its braces; a group with spaces or commas
-    and no command is prose (``the set {0, 1}``) and keeps them. An unknown command keeps its
-    name (``\\XOS`` → ``XOS``): a user macro usually names something.
+    and no command is prose (``the set {0, 1}``) and keeps them. An unknown command without an
+    argument (``\\XOS``, an author's own macro) is kept as TeX, backslash and all, and counted
+    with the math kept: its bare name would read as a word of the prose.
     """
     tokens = list(_TEX_TOKEN.finditer(text))
     if not tokens:
@@ -556,6 +574,9 @@ def _tex_commands(text: str) -> str:
                 if arg is not None:
                     action[arg] = "unwrap"
             elif (repl := _symbol(name)) is not None:
+                before = next((piece for piece in reversed(out) if piece), "")
+                if repl[:1].isalpha() and len(repl) > 1 and before[-1:].isalnum():
+                    out.append(" ")  # `10\deg`: an operator's name is a word of its own
                 out.append(repl)
             elif arg is not None:
                 converted = _known_with_argument(name, text[t.start() : tokens[partner[arg]].end()])
@@ -565,7 +586,7 @@ def _tex_commands(text: str) -> str:
                 else:
                     action[arg] = "unwrap"
             else:
-                out.append(name)
+                out.append(saved.keep_tex(t.group()))
         elif symbol is not None:
             out.append(_TEX_SYMBOLS.get(symbol, symbol))
         elif brace == "{":
@@ -603,12 +624,24 @@ _TIE = re.compile(residue.TIE)
 _DASH = re.compile(residue.DASH)
 
 
-def _tex(text: str) -> str:
+# MathJax's `\\unicode{x2014}` in running text: the character it names.
+_UNICODE = re.compile(r"\\unicode\s*\{\s*([xX][0-9A-Fa-f]{1,6}|[0-9]{1,7})\s*\}")
+
+
+def _code_point(m: re.Match[str]) -> str:
+    code = m.group(1)
+    value = int(code[1:], 16) if code[0] in "xX" else int(code)
+    return chr(value) if value <= 0x10FFFF else m.group()
+
+
+def _tex(text: str, saved: _Saved) -> str:
     if "\\" in text:
         text = _CITATION.sub("", text)
+        if "\\unicode" in text:
+            text = _UNICODE.sub(_code_point, text)
         text = _ACCENT.sub(_accent, text)
     if "\\" in text or "{" in text:
-        text = _tex_commands(text)
+        text = _tex_commands(text, saved)
     if "~" in text:
         text = _TIE.sub(" ", text)
     if "--" in text:
@@ -625,7 +658,7 @@ def _text_mode(text: str, saved: _Saved) -> str:
     text = _links(text, saved)
     text = _tex_quotes(text)
     text = _markdown(text, saved)
-    return _tex(text)
+    return _tex(text, saved)
 
 
 # --- Normalisation ---------------------------------------------------------------------------
@@ -691,6 +724,19 @@ def _set_aside_environments(text: str, keep: Callable[[str], str]) -> str:
     return "".join(out) + text[pos:] if out else text
 
 
+# A record escaped twice by a scraper (`$30\\%$`, `\\sqrt{\\min\\{n, \\kappa\\}}`):
+# every backslash doubled, and at least one pair before what TeX escapes or names. Only a whole
+# record is undone: one `\\` among single backslashes is TeX's own line break.
+_DOUBLED = re.compile(r"\\\\[A-Za-z%{}$_|&#,;!]")
+_PAIRS = re.compile(r"\\\\")
+
+
+def _unescape_twice(text: str) -> str:
+    if _DOUBLED.search(text) and "\\" not in _PAIRS.sub("", text):
+        return _PAIRS.sub(lambda _m: "\\", text)
+    return text
+
+
 # --- The pipeline ---------------------------------------------------------------------------
 def clean_text(text: str, math: str = "unicode") -> CleanResult:
     """Clean one record: mojibake, controls, HTML, math, text-mode TeX and Markdown, NFC.
@@ -706,6 +752,8 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
     if residue.may_be_mojibake(text) and _ftfy_may_change(text):
         text, mojibake = _repair_mojibake(text)
     text = _drop_controls(_collapse_whitespace(text))
+    if "\\\\" in text:
+        text = _unescape_twice(text)
     kept: list[str] = []
     if kinds and not _RESERVED.search(text):
         text = _decode_entities(text)
@@ -732,6 +780,10 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
             if "^{" in text or "_{" in text:  # what every script starts with
                 text = residue.SCRIPTS.sub(lambda m: convert(f"${m.group()}$"), text)
         text = saved.restore(_text_mode(text, saved))
+        kept += saved.tex
     return CleanResult(
-        text=_normalise(text), kinds=kinds, fixed_mojibake=mojibake, math_kept=tuple(kept)
+        text=_normalise(text),
+        kinds=kinds,
+        fixed_mojibake=mojibake,
+        math_kept=tuple(dict.fromkeys(kept)),  # each once: `\kms` five times is one finding
     )

@@ -5,16 +5,18 @@ Two policies (``[tool.curate] math``):
 * ``"unicode"``: plain Unicode. Grouping is kept (``n^{-2/5}`` → ``n^(-2/5)``; ``m^{-1}`` →
   ``m⁻¹`` where every character has a superscript), accents stay on their symbol
   (``\\widetilde{\\mathcal{O}}`` → ``𝒪̃``), operator names keep their spaces (``k \\log{n}`` →
-  ``k log n``), known sets become symbols (``\\R`` → ``ℝ``) and an unknown macro keeps its
-  name (``\\XOS`` → ``XOS``).
+  ``k log n``), known sets become symbols (``\\R`` → ``ℝ``); a formula with an author's own
+  macro (``\\Ot``, defined in the paper, not in the abstract) is kept as TeX, since its bare
+  name would read as a word (docs/cleaning.md).
 * ``"tex"``: the span as normalised TeX between ``$…$`` (one space for each run of blanks).
 
 Why a converter of our own on pylatexenc's *parser*: chosen by measurement
 (``bench/bench_math.py --converters``, the 13,798 math spans of the dev corpus, each judged by
-the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 19.9 % of the
-spans (grouping, accents, unknown macros), flatlatex 10.4 %, unicodeit 6.2 %, pandoc's texmath
-(``pypandoc-binary``, batched 500 spans per process) 2.9 % at 998 spans/s, this module 0 of
-13,798 at 2,910 spans/s; and pandoc would add a 155 MiB binary and a process per batch.
+the bench's own checker): pylatexenc's ``latex2text`` changed the meaning of 2,747 spans
+(grouping, accents, unknown macros), flatlatex 1,472, unicodeit 882, pandoc's texmath
+(``pypandoc-binary``, batched 500 spans per process) 408 at about 2,000 spans/s, this module
+none, converting 13,727 and keeping 71 as TeX, at about 7,000 spans/s; and pandoc would add a
+155 MiB binary and a process per batch.
 pylatexenc's ``LatexWalker`` does the hard part (braces, macros, environments, comments); the
 rendering below is small, and everything it does not know how to render faithfully raises
 :class:`Unfaithful`, so the span is **kept as its TeX source and counted** instead of being
@@ -30,11 +32,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from pylatexenc import latexwalker, macrospec
-from pylatexenc.latex2text import get_default_latex_context_db
 
 from curate.settings import MATH_POLICIES
+from validation import texsymbols
 
-__all__ = ["MATH_POLICIES", "MathResult", "convert"]
+__all__ = ["MATH_POLICIES", "OPERATOR_NAMES", "MathResult", "convert"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,48 +52,7 @@ class Unfaithful(Exception):
 
 
 # --- Tables ---------------------------------------------------------------------------------
-def _symbol_table() -> dict[str, str]:
-    """pylatexenc's symbol macros (``\\alpha`` → ``α``), those without arguments only."""
-    table: dict[str, str] = {}
-    for spec in get_default_latex_context_db().iter_macro_specs():
-        repl = getattr(spec, "simplify_repl", None)
-        if isinstance(repl, str) and "%" not in repl and repl.strip():
-            table.setdefault(spec.macroname, repl)
-    # pylatexenc maps these to the lunate/symbol variants U+03F5 and U+03D5; authors mean the
-    # letters, as curate/clean.py decides for text mode too.
-    table.update(
-        epsilon="ε",
-        ne="≠",
-        phi="φ",
-        prime="′",
-        ast="∗",
-        le="≤",
-        ge="≥",
-        leqslant="⩽",
-        geqslant="⩾",
-        lvert="|",
-        rvert="|",
-        vert="|",
-        Vert="‖",
-        mid="|",
-        colon=":",
-        dots="…",
-        ldots="…",
-        cdots="⋯",
-        top="⊤",
-        bot="⊥",
-        thicksim="∼",
-        circledast="⊛",
-        triangleq="≜",
-        varpi="ϖ",
-        varrho="ϱ",
-        AA="Å",
-        degree="°",
-    )
-    return table
-
-
-_SYMBOLS = _symbol_table()
+_SYMBOLS = texsymbols.symbols()
 # The names of symbol macros, for the cleaner: `\pm`, `\alpha`, `\leq` typed in prose without
 # dollars are math all the same (text mode would print `69.9pm 1.4`).
 SYMBOL_NAMES = frozenset(
@@ -105,6 +66,7 @@ _OPERATORS = frozenset(
     "log ln lg exp sin cos tan cot sec csc sinh cosh tanh coth arcsin arccos arctan min max sup "
     "inf lim liminf limsup det deg dim ker hom arg gcd Pr mod bmod".split()
 )
+OPERATOR_NAMES = _OPERATORS  # for the cleaner: TeX prints them as their names
 _SETS = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ"}
 _SETS.update({k * 2: v for k, v in _SETS.items()})  # \RR, \NN, ...
 _ALPHABETS = {
@@ -113,7 +75,12 @@ _ALPHABETS = {
     "mathcal": "SCRIPT",
     "mathscr": "SCRIPT",
     "mathfrak": "FRAKTUR",
+    # amsfonts' old names take an argument like the new ones (`\\Bbb R`, `\\frak{p}`).
+    "Bbb": "DOUBLE-STRUCK",
+    "frak": "FRAKTUR",
 }
+# LaTeX 2.09's switch: `{\\cal N}` styles the rest of its group; `\\cal{O}` reads as `\\mathcal{O}`.
+_SWITCHES = {"cal": "SCRIPT"}
 # Letters that Unicode encoded before the mathematical alphanumerics block; the block has
 # holes where they would be.
 _LETTERLIKE = {
@@ -155,13 +122,20 @@ _ACCENTS = {
     "check": "\u030c",
     "breve": "\u0306",
     "mathring": "\u030a",
+    "acute": "\u0301",
+    "grave": "\u0300",
+    "dddot": "\u20db",
+    "overrightarrow": "\u20d7",
+    "overleftarrow": "\u20d6",
+    "underbar": "\u0331",
+    "r": "\u030a",  # the text accent, typed in math by astronomers: `\\r{A}` is Å
 }
 # Macros whose argument is text in another font: the font carries no meaning we can keep in
 # plain text (bold vectors are the one loss, and the same letter in bold is rarely a different
 # quantity in an abstract).
 _KEEP_ARGUMENT = frozenset(
-    "text textrm textit textbf textsf texttt textnormal textup textmd textsl emph mathrm mathit "
-    "mathbf mathsf mathtt mathnormal boldsymbol bm mbox hbox smash underline pmb".split()
+    "text textrm textit textbf textsf texttt textnormal textup textmd textsl textsc emph mathrm "
+    "mathit mathbf mathsf mathtt mathnormal boldsymbol bm mbox hbox smash underline pmb".split()
 )
 # Sizes, styles and spacing that change only how the formula looks.
 _IGNORED = frozenset(
@@ -170,8 +144,11 @@ _IGNORED = frozenset(
     "tt sf small normalsize footnotesize large Large mathstrut strut".split()
 )
 _SPACES = {",": " ", ";": " ", ":": " ", ">": " ", " ": " ", "quad": " ", "qquad": " ", "!": ""}
-_ESCAPES = {"{": "{", "}": "}", "%": "%", "$": "$", "#": "#", "&": "&", "|": "‖"}
+_ESCAPES = {"{": "{", "}": "}", "%": "%", "$": "$", "#": "#", "&": "&", "|": "‖", "_": "_"}
 _FRACTIONS = frozenset(("frac", "tfrac", "dfrac", "nicefrac", "cfrac"))
+# Delimiters around an argument: braket's and physics' notations, standard in quantum papers.
+_DELIMITED = {"ket": ("|", "⟩"), "bra": ("⟨", "|"), "braket": ("⟨", "⟩"), "abs": ("|", "|"),
+              "norm": ("‖", "‖"), "pmod": (" (mod ", ")"), "pod": (" (", ")")}  # fmt: skip
 
 _SUPERSCRIPTS = dict(
     zip(
@@ -206,6 +183,10 @@ def _walker_context() -> macrospec.LatexContextDb:
 
 _CONTEXT = _walker_context()
 _BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
+# In an inline formula `\\` (a new row) before a letter or `{ } | %` means nothing: it is a
+# command escaped twice by a scraper among single ones (`$\\mathrm{SE}(3)$`,
+# openreview:clqzoCrulY; `\\{2, 4\\}`, openreview:S3xqyEaST9).
+_DOUBLED = re.compile(r"\\\\(?=[A-Za-z{}|%])")
 _OPEN = re.compile(r"\A(?:\$\$|\$|\\\(|\\\[)")
 _CLOSE = re.compile(r"(?:\$\$|\$|\\\)|\\\])\Z")
 _BLANKS = re.compile(r"\s+")
@@ -216,6 +197,7 @@ _SYNTAX = re.compile(r"[\\{}^_&#%~$]")
 _PLAIN = {"*": "∗", "<": " < ", "'": "′"}
 _ONLY_SPACE = re.compile(r"(?:\s|~|\\[,;:! ]|\\q?quad)*")
 
+_ASCII_WORD = re.compile(r"[A-Za-z]*")
 # A token is (kind, value): ("c", char), ("g", [tokens]) for a {group}, ("m", name).
 Token = tuple[str, object]
 
@@ -230,7 +212,15 @@ def _tokens(nodes: list[latexwalker.LatexNode]) -> list[Token]:
                 raise Unfaithful("bracket group")
             out.append(("g", _tokens(node.nodelist)))
         elif node.isNodeType(latexwalker.LatexMacroNode):
-            out.append(("m", node.macroname))
+            name = node.macroname
+            # TeX ends a control word at the first character that is not an ASCII letter:
+            # `\\hbarω` is `\\hbar ω`, where pylatexenc reads one macro `hbarω`.
+            word = _ASCII_WORD.match(name).group()  # type: ignore[union-attr]
+            if word and word != name:
+                out.append(("m", word))
+                out.extend(("c", ch) for ch in name[len(word) :])
+            else:
+                out.append(("m", name))
             out.extend(("c", ch) for ch in node.macro_post_space)
         elif node.isNodeType(latexwalker.LatexSpecialsNode):
             out.extend(("c", ch) for ch in node.specials_chars)
@@ -266,7 +256,18 @@ class _Frac:
     text: str
 
 
-Piece = str | _Op | _Frac
+@dataclass(slots=True)
+class _Script:
+    """A sub- or superscript; ``open`` when it is written ``_w`` or ``^x`` (a mark and one
+    symbol), which a letter right after it would seem to continue (``∑_wP`` for
+    ``\\sum_wP``), so a space keeps them apart."""
+
+    text: str
+    marked: bool
+    open: bool
+
+
+Piece = str | _Op | _Frac | _Script
 
 
 def _unwrap_fractions(pieces: list[Piece]) -> list[Piece]:
@@ -287,16 +288,28 @@ def _unwrap_fractions(pieces: list[Piece]) -> list[Piece]:
 def _join(pieces: list[Piece]) -> str:
     out: list[str] = []
     prev_op = False
+    prev_open = False
     for piece in _unwrap_fractions(pieces):
-        text = piece.name if isinstance(piece, _Op) else piece
+        if isinstance(piece, _Script):
+            text = piece.text
+        else:
+            text = piece.name if isinstance(piece, _Op) else piece
         if not text:
             continue
-        touching = out and out[-1] and out[-1][-1].isalnum() and text[0].isalnum()
-        if touching and (isinstance(piece, _Op) or prev_op):
+        touching = (
+            out and out[-1] and out[-1][-1].isalnum() and text[0].isalnum()
+        ) and not isinstance(piece, _Script)
+        continues = prev_open and (text[0].isalnum() or _is_script_char(text[0]))
+        if continues or (touching and (isinstance(piece, _Op) or prev_op)):
             out.append(" ")
         out.append(text)
         prev_op = isinstance(piece, _Op)
+        prev_open = isinstance(piece, _Script) and piece.open
     return "".join(out)
+
+
+def _is_script_char(ch: str) -> bool:
+    return ch in _PRIMES or unicodedata.decomposition(ch).startswith(("<super>", "<sub>"))
 
 
 def _skip_blanks(tokens: list[Token], i: int) -> int:
@@ -308,10 +321,9 @@ def _skip_blanks(tokens: list[Token], i: int) -> int:
 def _arity(name: str) -> int:
     if name in _FRACTIONS or name == "textcolor":
         return 2
-    one = ("operatorname", "sqrt", "not", "unicode", "color")
-    if name in _KEEP_ARGUMENT or name in _ALPHABETS or name in _ACCENTS or name in one:
-        return 1
-    return 0
+    one = ("operatorname", "sqrt", "not", "unicode", "color", "mathversion")
+    tables = (_KEEP_ARGUMENT, _ALPHABETS, _ACCENTS, _DELIMITED)
+    return 1 if name in one or any(name in table for table in tables) else 0
 
 
 def _argument(tokens: list[Token], i: int) -> tuple[list[Token], int]:
@@ -335,7 +347,7 @@ def _argument(tokens: list[Token], i: int) -> tuple[list[Token], int]:
 def _atomic(text: str) -> bool:
     """Needs no parentheses as an operand: one character (with its marks) or a whole number
     (``10^10.85`` could be read as ``(10^10).85``, so a decimal is wrapped)."""
-    return len(unicodedata.normalize("NFC", text)) == 1 or text.isdigit()
+    return len(unicodedata.normalize("NFC", text)) == 1 or (text.isascii() and text.isdigit())
 
 
 def _wrapped(text: str) -> bool:
@@ -357,22 +369,40 @@ def _operand(text: str) -> str:
     return text if _atomic(text) or _wrapped(text) else f"({text})"
 
 
-def _script(mark: str, text: str) -> str:
+def _script(mark: str, text: str, marked: bool = False) -> _Script:
+    """``x^{2}`` → ``x²`` where every character has a script form, else ``^`` and the operand,
+    wrapped unless it is one symbol (``^(-1/2)``, ``_(7⁴)``); ``marked`` forces the second
+    form, for a pair of scripts one of which needs it (``P_c^x``, never ``P_cˣ``)."""
     text = text.strip()
     if not text:
         raise Unfaithful("empty script")
     if mark == "^" and all(ch in _PRIMES for ch in text):
-        return text.replace("'", "′")
+        return _Script(text.replace("'", "′"), False, False)
     table = _SUPERSCRIPTS if mark == "^" else _SUBSCRIPTS
-    if all(ch in table for ch in text):
-        return "".join(table[ch] for ch in text)
-    return mark + _operand(text)
+    if not marked and all(ch in table for ch in text):
+        return _Script("".join(table[ch] for ch in text), False, False)
+    operand = _operand(text)
+    return _Script(mark + operand, True, not _wrapped(operand))
+
+
+def _scripts(sub: str | None, sup: str | None) -> _Script:
+    """Both scripts of one base, the subscript first (``x_b^a``), in one form."""
+    parts = [(m, t) for m, t in (("_", sub), ("^", sup)) if t is not None]
+    made = [_script(m, t) for m, t in parts]
+    if len(made) == 2 and any(p.marked for p in made):
+        made = [_script(m, t, marked=True) for m, t in parts]
+    return _Script("".join(p.text for p in made), made[-1].marked, made[-1].open)
 
 
 def _styled(alphabet: str, text: str) -> str:
+    """Letters and digits in ``alphabet``; accents, operators and brackets as they are
+    (``\\mathcal{\\tilde{O}}`` is 𝒪̃, ``{\\cal O}(n)`` keeps its parentheses)."""
     out = []
-    for ch in text:
+    for ch in unicodedata.normalize("NFD", text):
         if ch.isspace():
+            continue
+        if not ch.isalnum():
+            out.append(ch)
             continue
         if (alphabet, ch) in _LETTERLIKE:
             out.append(_LETTERLIKE[alphabet, ch])
@@ -397,12 +427,23 @@ def _accented(mark: str, text: str, name: str) -> str:
     text = unicodedata.normalize("NFC", text.strip())
     if len(text) == 1:
         return text + mark
+    # One symbol with its scripts (`\\bar{K^0}`, the antikaon): the mark goes on the symbol.
+    if len(text) > 1 and all(_is_script_char(ch) for ch in text[1:]):
+        return text[0] + mark + text[1:]
+    if len(text) > 2 and text[1] in "^_" and (_atomic(text[2:]) or _wrapped(text[2:])):
+        return text[0] + mark + text[1:]
     if name == "overline" and text:  # a bar over several symbols is one bar over each
         return "".join(ch + mark for ch in text if not ch.isspace())
     raise Unfaithful(f"\\{name} over several symbols")
 
 
 def _render(tokens: list[Token]) -> str:
+    if ("m", "over") in tokens:  # plain TeX's `{a \\over b}`: the whole group is the fraction
+        k = tokens.index(("m", "over"))
+        if ("m", "over") in tokens[k + 1 :]:
+            raise Unfaithful("two \\over in one group")
+        num, den = _render(tokens[:k]), _render(tokens[k + 1 :])
+        return _join([_Frac(f"{_operand(num)}/{_operand(den)}")])
     pieces: list[Piece] = []
     i = 0
     while i < len(tokens):
@@ -414,96 +455,142 @@ def _render(tokens: list[Token]) -> str:
                 pieces.append(_Op(str(group[0][1])))  # `20{\\deg}` is still an operator
             else:
                 pieces.append(_render(group))
-            continue
-        if kind == "c" or value == "_":
-            # `\\_` in a formula is Markdown's escape of `_` (OpenReview renders Markdown before
-            # MathJax): `p\\_{Y|X}` means p_{Y|X}.
-            ch = str(value)
-            if ch in "^_":
-                arg, i = _argument(tokens, i)
-                script = _script(ch, _render(arg))
-                j = _skip_blanks(tokens, i)
-                if ch == "^" and j < len(tokens) and tokens[j] == ("c", "_"):
-                    # x^a_b is x_b^a: the subscript first, so that its `_` follows the base
-                    # and never a `)`, where it could open Markdown emphasis in plain text.
-                    sub, i = _argument(tokens, j + 1)
-                    script = _script("_", _render(sub)) + script
-                pieces.append(script)
-            elif ch in _PLAIN:
-                pieces.append(_PLAIN[ch])  # ∗, ′ and a spaced < (never the start of a tag)
-            elif ch == "~":
-                pieces.append(" ")
-            elif ch in "&#":
-                raise Unfaithful(f"{ch!r} in math")
-            else:
-                pieces.append(ch)
-            continue
-        name = str(value)
-        if name in _IGNORED:
-            if name in ("left", "right", "middle") and i < len(tokens) and tokens[i] == ("c", "."):
-                i += 1
-            continue
-        if name in _SPACES:
-            pieces.append(_SPACES[name])
-        elif name in _ESCAPES:
-            pieces.append(_ESCAPES[name])
-        elif name in _KEEP_ARGUMENT:
+        elif kind == "c" or (value == "_" and i < len(tokens) and tokens[i][0] == "g"):
+            # `\\_{…}` is Markdown's escape of a subscript (OpenReview renders Markdown before
+            # MathJax): `p\\_{Y|X}` (openreview:AVEc9LvSlO) is p_{Y|X}. Before a letter it is
+            # an underscore, as in TeX: `inspect\\_evals` is a name.
+            i = _character(str(value), tokens, i, pieces)
+        else:
+            i = _command(str(value), tokens, i, pieces)
+    return _join(pieces)
+
+
+def _character(ch: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int:
+    """A character of the formula (``tokens[i - 1]``): scripts, and the few with a meaning."""
+    if ch in "^_":
+        arg, i = _argument(tokens, i)
+        first = _render(arg)
+        other = "_" if ch == "^" else "^"
+        j = _skip_blanks(tokens, i)
+        second = None
+        if j < len(tokens) and tokens[j] == ("c", other):
+            # x^a_b is x_b^a: the subscript first, so that its `_` follows the base
+            # and never a `)`, where it could open Markdown emphasis in plain text.
+            arg, i = _argument(tokens, j + 1)
+            second = _render(arg)
+        sub, sup = (first, second) if ch == "_" else (second, first)
+        pieces.append(_scripts(sub, sup))
+    elif ch in _PLAIN:
+        pieces.append(_PLAIN[ch])  # ∗, ′ and a spaced < (never the start of a tag)
+    elif ch == "~":
+        pieces.append(" ")
+    elif ch in "&#":
+        raise Unfaithful(f"{ch!r} in math")
+    else:
+        pieces.append(ch)
+    return i
+
+
+def _command(name: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int:
+    """A control word or symbol (``tokens[i - 1]``): what it stands for, appended to
+    ``pieces``; returns the index after its arguments."""
+    if name in _IGNORED:
+        if name in ("left", "right", "middle") and i < len(tokens) and tokens[i] == ("c", "."):
+            i += 1
+    elif name in _SPACES:
+        pieces.append(_SPACES[name])
+    elif name in _ESCAPES:
+        pieces.append(_ESCAPES[name])
+    elif name in _KEEP_ARGUMENT:
+        arg, i = _argument(tokens, i)
+        pieces.append(_render(arg))
+    elif name == "operatorname":
+        if i < len(tokens) and tokens[i] == ("c", "*"):  # \operatorname*: limits below
+            i += 1
+        arg, i = _argument(tokens, i)
+        pieces.append(_Op(_render(arg).strip()))
+    elif name in _OPERATORS:
+        pieces.append(_Op("mod" if name == "bmod" else name))
+    elif name in _ALPHABETS:
+        arg, i = _argument(tokens, i)
+        pieces.append(_styled(_ALPHABETS[name], _render(arg)))
+    elif name in _SWITCHES:
+        j = _skip_blanks(tokens, i)
+        if j < len(tokens) and tokens[j][0] == "g":  # `\cal{O}`: as `\mathcal{O}`
+            arg, i = _argument(tokens, i)
+        else:  # `{\cal N}`: the rest of the group
+            arg, i = tokens[i:], len(tokens)
+        pieces.append(_styled(_SWITCHES[name], _render(arg)))
+    elif name == "mathversion":  # `\mathversion{bold}`: a font for the whole formula
+        _version, i = _argument(tokens, i)
+    elif name in _DELIMITED:
+        i = _delimited(name, tokens, i, pieces)
+    elif name in _SETS:
+        pieces.append(_SETS[name])
+    elif name in _ACCENTS:
+        arg, i = _argument(tokens, i)
+        pieces.append(_accented(_ACCENTS[name], _render(arg), name))
+    elif name in _FRACTIONS:
+        num, i = _argument(tokens, i)
+        den, i = _argument(tokens, i)
+        pieces.append(_Frac(f"{_operand(_render(num))}/{_operand(_render(den))}"))
+    elif name in ("sqrt", "not", "unicode", "textcolor", "color"):
+        i = _with_argument(name, tokens, i, pieces)
+    elif name in _SYMBOLS:
+        symbol = _SYMBOLS[name]
+        pieces.append(_Op(symbol) if symbol.isalpha() and len(symbol) > 1 else symbol)
+    elif len(name) == 1 and not name.isalpha():
+        raise Unfaithful(f"\\{name}")  # \\ (a new row) and the like
+    else:
+        # An author's own macro (`\\Ot`, `\\norm`-like ones defined in the paper): what it
+        # stands for is not in the abstract, and its bare name would read as a word.
+        raise Unfaithful(f"unknown macro \\{name}")
+    return i
+
+
+def _delimited(name: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int:
+    left, right = _DELIMITED[name]
+    if i < len(tokens) and tokens[i] == ("c", "*"):  # physics' `\abs*{x}`: sizing
+        i += 1
+    arg, i = _argument(tokens, i)
+    body = _render(arg).strip()
+    j = _skip_blanks(tokens, i)
+    if name == "braket" and j < len(tokens) and tokens[j][0] == "g":
+        arg, i = _argument(tokens, j)  # physics' `\braket{a}{b}`
+        body += "|" + _render(arg).strip()
+    pieces.append(left + body + right)
+    return i
+
+
+def _with_argument(name: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int:
+    """Roots, negation, ``\\unicode`` and colours."""
+    if name == "sqrt":
+        root = "√"
+        j = _skip_blanks(tokens, i)
+        if j < len(tokens) and tokens[j] == ("c", "["):
+            close = tokens.index(("c", "]"), j) if ("c", "]") in tokens[j:] else -1
+            index = _render(tokens[j + 1 : close]).strip() if close > j else ""
+            if index not in _ROOTS:
+                raise Unfaithful(f"root of index {index!r}")
+            root, i = _ROOTS[index], close + 1
+        arg, i = _argument(tokens, i)
+        pieces.append(root + _operand(_render(arg)))
+    elif name == "not":
+        arg, i = _argument(tokens, i)
+        pieces.append(_render(arg) + "\u0338")
+    elif name == "unicode":
+        arg, i = _argument(tokens, i)
+        code = _render(arg).strip()
+        try:
+            pieces.append(chr(int(code[1:], 16) if code[:1] in "xX" else int(code)))
+        except ValueError:
+            raise Unfaithful(f"\\unicode{{{code}}}") from None
+    else:  # textcolor, color
+        _colour, i = _argument(tokens, i)
+        if name == "textcolor":
             arg, i = _argument(tokens, i)
             pieces.append(_render(arg))
-        elif name == "operatorname":
-            arg, i = _argument(tokens, i)
-            pieces.append(_Op(_render(arg).strip()))
-        elif name in _OPERATORS:
-            pieces.append(_Op(name))
-        elif name in _ALPHABETS:
-            arg, i = _argument(tokens, i)
-            pieces.append(_styled(_ALPHABETS[name], _render(arg)))
-        elif name in _SETS:
-            pieces.append(_SETS[name])
-        elif name in _ACCENTS:
-            arg, i = _argument(tokens, i)
-            pieces.append(_accented(_ACCENTS[name], _render(arg), name))
-        elif name in _FRACTIONS:
-            num, i = _argument(tokens, i)
-            den, i = _argument(tokens, i)
-            pieces.append(_Frac(f"{_operand(_render(num))}/{_operand(_render(den))}"))
-        elif name == "sqrt":
-            root = "√"
-            j = _skip_blanks(tokens, i)
-            if j < len(tokens) and tokens[j] == ("c", "["):
-                close = tokens.index(("c", "]"), j) if ("c", "]") in tokens[j:] else -1
-                index = _render(tokens[j + 1 : close]).strip() if close > j else ""
-                if index not in _ROOTS:
-                    raise Unfaithful(f"root of index {index!r}")
-                root, i = _ROOTS[index], close + 1
-            arg, i = _argument(tokens, i)
-            pieces.append(root + _operand(_render(arg)))
-        elif name == "not":
-            arg, i = _argument(tokens, i)
-            pieces.append(_render(arg) + "\u0338")
-        elif name == "unicode":
-            arg, i = _argument(tokens, i)
-            code = _render(arg).strip()
-            try:
-                pieces.append(chr(int(code[1:], 16) if code[:1] in "xX" else int(code)))
-            except ValueError:
-                raise Unfaithful(f"\\unicode{{{code}}}") from None
-        elif name in ("textcolor", "color"):
-            _colour, i = _argument(tokens, i)
-            if name == "textcolor":
-                arg, i = _argument(tokens, i)
-                pieces.append(_render(arg))
-        elif name in _SYMBOLS:
-            symbol = _SYMBOLS[name]
-            pieces.append(_Op(symbol) if symbol.isalpha() and len(symbol) > 1 else symbol)
-        elif len(name) == 1 and not name.isalpha():
-            raise Unfaithful(f"\\{name}")  # \\ (a new row) and the like
-        else:
-            j = _skip_blanks(tokens, i)
-            if j < len(tokens) and tokens[j][0] == "g":
-                raise Unfaithful(f"unknown macro \\{name} with an argument")
-            pieces.append(_Op(name))  # an author's own macro: its name is what we know
-    return _join(pieces)
+    return i
 
 
 # --- The two policies -------------------------------------------------------------------------
@@ -529,8 +616,10 @@ def convert(span: str, policy: str = "unicode") -> MathResult:
     """
     if policy not in MATH_POLICIES:
         raise ValueError(f"unknown math policy {policy!r}")
-    _open, inner, _close = _split(span)
+    opening, inner, _close = _split(span)
     inner = html.unescape(inner) if "&" in inner else inner
+    if opening in ("$", "\\(") and "\\\\" in inner:
+        inner = _DOUBLED.sub(r"\\", inner)
     source = _BARE_PERCENT.sub(r"\1\\%", inner)
     if policy == "unicode" and not _SYNTAX.search(inner):  # `$z$`, `$4.0<z<11.4$`: no parser
         text = _BLANKS.sub(" ", "".join(_PLAIN.get(ch, ch) for ch in inner)).strip()

@@ -1,0 +1,57 @@
+"""The symbol table shared by the math converter and the comparison form."""
+
+from __future__ import annotations
+
+import unicodedata
+
+import pytest
+from pylatexenc.latex2text import get_default_latex_context_db
+
+from validation import texsymbols
+from validation.texsymbols_pylatexenc import PYLATEXENC
+
+
+def test_the_copy_of_pylatexencs_table_is_the_librarys() -> None:
+    table: dict[str, str] = {}
+    for spec in get_default_latex_context_db().iter_macro_specs():
+        repl = getattr(spec, "simplify_repl", None)
+        if isinstance(repl, str) and "%" not in repl and repl.strip():
+            table.setdefault(spec.macroname, repl)
+    assert table == PYLATEXENC
+
+
+def test_additions_are_new_and_overrides_change_something() -> None:
+    assert not set(texsymbols.ADDITIONS) & set(PYLATEXENC)
+    for name, char in texsymbols.OVERRIDES.items():
+        assert PYLATEXENC.get(name) != char, name
+
+
+@pytest.mark.parametrize(
+    ("name", "unicode_name"),
+    [
+        # The code points unicode-math (unicode-math-table.tex) gives these names.
+        ("neg", "NOT SIGN"),
+        ("Re", "BLACK-LETTER CAPITAL R"),
+        ("Im", "BLACK-LETTER CAPITAL I"),
+        ("coloneq", "COLON EQUALS"),
+        ("models", "MODELS"),
+        ("checkmark", "CHECK MARK"),
+        ("ddagger", "DOUBLE DAGGER"),
+        ("lll", "VERY MUCH LESS-THAN"),
+        ("ggg", "VERY MUCH GREATER-THAN"),
+        ("eqsim", "MINUS TILDE"),
+        ("ncong", "NEITHER APPROXIMATELY NOR ACTUALLY EQUAL TO"),
+        ("nsim", "NOT TILDE"),
+        ("bigsqcup", "N-ARY SQUARE UNION OPERATOR"),
+        ("biguplus", "N-ARY UNION OPERATOR WITH PLUS"),
+        ("bigstar", "BLACK STAR"),
+        ("eth", "LATIN SMALL LETTER ETH"),
+        # The Sun and arc units of AASTeX and A&A.
+        ("sun", "CIRCLED DOT OPERATOR"),
+        ("arcmin", "PRIME"),
+        ("arcsec", "DOUBLE PRIME"),
+        ("degr", "DEGREE SIGN"),
+    ],
+)
+def test_what_a_name_stands_for(name: str, unicode_name: str) -> None:
+    assert unicodedata.name(texsymbols.symbols()[name]) == unicode_name
