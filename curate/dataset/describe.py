@@ -2,9 +2,10 @@
 validation report, the changelog and the manifest.
 
 What they say is gathered once (:class:`Facts`) from the stages before; :func:`write` then
-writes every file whose bytes depend on the release's version, so the release stage can write
-them once as if nothing had changed (to see what really did) and once for the version it
-decides.
+writes every file whose bytes depend on the release's :class:`Stamp` (its version, changelog,
+the release it follows, when and by what it was made), so the release stage can write them
+once with the previous release's own stamp (whatever then differs from it is a real change,
+and a build with none is that release again, byte for byte) and once with the new one.
 """
 
 from __future__ import annotations
@@ -42,6 +43,29 @@ from validation.render import render_json
 
 
 @dataclass(frozen=True)
+class Stamp:
+    """What a release says of itself rather than of its data."""
+
+    version: str
+    changelog: str | None = None
+    follows: str | None = None  # the version of the release it follows
+    created: str | None = None  # SOURCE_DATE_EPOCH as a date, if it was set
+    toolkit: str | None = None  # the curate that made it (default: this one)
+
+    @classmethod
+    def of(cls, manifest: dict[str, Any], changelog: str | None) -> Stamp:
+        """The stamp of a previous release, as its manifest records it."""
+        made_by = manifest.get("toolkit")
+        return cls(
+            str(manifest["version"]),
+            changelog,
+            manifest.get("previous_version"),
+            manifest.get("created"),
+            made_by.get("curate") if isinstance(made_by, dict) else None,
+        )
+
+
+@dataclass(frozen=True)
 class Facts:
     """What the descriptive files say, whatever the version."""
 
@@ -53,7 +77,6 @@ class Facts:
     dropped: list[dict[str, Any]]
     sources: list[dict[str, Any]]
     report_json: str  # the published validation report
-    previous_version: str | None
     spool: str  # the scan's working folder in the stage, which no file list names
 
 
@@ -67,7 +90,6 @@ def facts(
     report: Report,
     dropped: list[dict[str, Any]],
     *,
-    previous_version: str | None,
     spool: str,
 ) -> Facts:
     local = {f.path: n for f, n in zip(files, names, strict=True)}
@@ -75,7 +97,7 @@ def facts(
     published.dropped = dropped
     return Facts(
         settings, template, table, plan, report.records, dropped, source_entries(files, names),
-        render_json(published), previous_version, spool,
+        render_json(published), spool,
     )  # fmt: skip
 
 
@@ -149,15 +171,16 @@ def _stats(f: Facts) -> dict[str, Any]:
     }
 
 
-def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[str, Any]:
-    """Every file whose bytes depend on the version; returns the manifest to write."""
+def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
+    """Every file whose bytes depend on the stamp; returns the manifest to write."""
     s = f.settings
+    version, changelog = stamp.version, stamp.changelog
     (data,) = f.table.files  # one data file, the single Parquet writer's
     stats = {
         **_stats(f),
         "version": version,
         "changelog": changelog is not None,
-        "previous_version": f.previous_version,
+        "previous_version": stamp.follows,
     }
     card = render_card(
         s,
@@ -183,7 +206,7 @@ def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[st
             parquet_relpath=data.path,
             parquet_sha256=sha256_file(stage / data.path),
             num_rows=f.table.rows,
-            date_published=created(),
+            date_published=stamp.created,
         ),
     )
     (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")
@@ -192,15 +215,15 @@ def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[st
         changelog_path.unlink(missing_ok=True)
     else:
         changelog_path.write_text(changelog, encoding="utf-8")
-    return _manifest(stage, f, version)
+    return _manifest(stage, f, stamp)
 
 
-def _manifest(stage: Path, f: Facts, version: str) -> dict[str, Any]:
+def _manifest(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
     s = f.settings
     manifest = {
         "name": s.dataset_name,
         "repo_id": s.repo_id,
-        "version": version,
+        "version": stamp.version,
         "fingerprint": f.table.fingerprint,
         "rows": f.table.rows,
         "records_in": f.records_in,
@@ -210,10 +233,11 @@ def _manifest(stage: Path, f: Facts, version: str) -> dict[str, Any]:
         "schema": [{"name": c.name, "type": str(c.type)} for c in ARROW_SCHEMA],
         "files": file_inventory(stage, exclude={MANIFEST, STAGING_MARKER}, skip=f.spool),
         "sources": f.sources,
-        "toolkit": {"curate": toolkit_version()},
+        "toolkit": {"curate": stamp.toolkit or toolkit_version()},
         "settings": s.as_dict(),
     }
-    when = created()
-    if when:
-        manifest["created"] = when
+    if stamp.follows:
+        manifest["previous_version"] = stamp.follows
+    if stamp.created:
+        manifest["created"] = stamp.created
     return manifest

@@ -277,15 +277,15 @@ def _describe(
     previous = request.previous
     facts = describe.facts(
         settings, request.template, table, groups, run.files, run.names, report,
-        decision.dropped, previous_version=previous.version if previous else None, spool=spool,
+        decision.dropped, spool=spool,
     )  # fmt: skip
 
-    def write(release_version: str, changelog: str | None) -> dict[str, Any]:
-        return describe.write(stage, facts, release_version, changelog)
+    def write(stamp: describe.Stamp) -> dict[str, Any]:
+        return describe.write(stage, facts, stamp)
 
     if previous is None:
         chosen = release.decide_version(None, None, version, settings.version).version
-        manifest, diff = write(chosen, None), None
+        manifest, diff = write(describe.Stamp(chosen, created=describe.created())), None
     else:
         data = [stage / f.path for f in table.files]
         chosen, manifest, diff = release.against_previous(

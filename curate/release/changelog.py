@@ -20,6 +20,20 @@ def _md(text: str) -> str:
     return _MD_SPECIAL.sub(r"\\\1", text)
 
 
+_MARKED = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}")
+
+
+def _md_words(words: str) -> str:
+    """A word diff (``[-old-]{+new+}``) in Markdown: removed words struck out, new ones bold."""
+    out, at = [], 0
+    for m in _MARKED.finditer(words):
+        out.append(_md(words[at : m.start()]))
+        out.append(f"~~{_md(m[1])}~~" if m[1] is not None else f"**{_md(m[2])}**")
+        at = m.end()
+    out.append(_md(words[at:]))
+    return "".join(out)
+
+
 def _code_list(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
@@ -54,6 +68,11 @@ def changelog_section(diff: Diff, version: str, previous: str) -> str:
             for c in diff.changed
         ],
     )
+    section(
+        "Edited",
+        [f"`{e.old_id}` → `{e.new_id}` ({e.similarity:.0%} similar): {_md_words(e.words)}"
+         for e in diff.edited],
+    )  # fmt: skip
     section("Metadata", [_md(m) for m in diff.metadata])
     return "\n".join(lines) + "\n"
 

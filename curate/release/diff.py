@@ -12,6 +12,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from curate.release.load import Release
 
 EXCERPT = 80
@@ -53,18 +55,30 @@ class RowChange:
 
 
 @dataclass
+class Edit:
+    """A record whose text was edited: its id changed (the id is a hash of the words), but its
+    new text is a near-duplicate of the old one."""
+
+    old_id: str
+    new_id: str
+    similarity: float  # word-shingle Jaccard of the two texts
+    words: str  # the word diff: ``[-removed-]{+added+}`` with a few words around each change
+
+
+@dataclass
 class Diff:
     old: dict[str, Any]
     new: dict[str, Any]
     added: list[tuple[str, str]] = field(default_factory=list)  # (id, excerpt)
     removed: list[tuple[str, str]] = field(default_factory=list)
     changed: list[RowChange] = field(default_factory=list)
+    edited: list[Edit] = field(default_factory=list)  # neither in added nor in removed
     schema: list[str] = field(default_factory=list)
     metadata: list[str] = field(default_factory=list)
 
     @property
     def data_changed(self) -> bool:
-        return bool(self.added or self.removed or self.changed or self.schema)
+        return bool(self.added or self.removed or self.changed or self.edited or self.schema)
 
     @property
     def level(self) -> str | None:
@@ -72,8 +86,8 @@ class Diff:
             return "major"
         if self.added or self.removed:
             return "minor"
-        if self.changed or self.metadata:
-            return "patch"
+        if self.changed or self.edited or self.metadata:
+            return "patch"  # an edit is a text change of the same record, like a changed one
         return None
 
     def to_dict(self) -> dict[str, Any]:
@@ -87,6 +101,7 @@ class Diff:
                 "added": len(self.added),
                 "removed": len(self.removed),
                 "changed": len(self.changed),
+                "edited": len(self.edited),
             },
             "schema": self.schema,
             "added": [{"id": i, "excerpt": e} for i, e in self.added],
@@ -94,6 +109,15 @@ class Diff:
             "changed": [
                 {"id": c.id, "columns": c.columns, "before": c.before, "after": c.after}
                 for c in self.changed
+            ],
+            "edited": [
+                {
+                    "old_id": e.old_id,
+                    "new_id": e.new_id,
+                    "similarity": round(e.similarity, 4),
+                    "words": e.words,
+                }
+                for e in self.edited
             ],
             "metadata": self.metadata,
         }
@@ -177,10 +201,15 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
     passes what differs once the version is set aside)."""
     diff = Diff(old=old.summary(), new=new.summary())
     old_ids, new_ids = set(old.rows), set(new.rows)
-    for key in sorted(new_ids - old_ids):
+    diff.edited = edits(
+        {k: old.rows[k] for k in old_ids - new_ids}, {k: new.rows[k] for k in new_ids - old_ids}
+    )
+    edited_old = {e.old_id for e in diff.edited}
+    edited_new = {e.new_id for e in diff.edited}
+    for key in sorted(new_ids - old_ids - edited_new):
         row = new.rows[key]
         diff.added.append((key, excerpt(row.get(_text_column(row)))))
-    for key in sorted(old_ids - new_ids):
+    for key in sorted(old_ids - new_ids - edited_old):
         row = old.rows[key]
         diff.removed.append((key, excerpt(row.get(_text_column(row)))))
     for key in sorted(old_ids & new_ids):
@@ -198,15 +227,99 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
     return diff
 
 
+# An added record is an edit of a removed one at or above this word 3-shingle similarity: the
+# near-duplicate threshold, so that an edit is what the build would merge as the same abstract.
+EDIT_SIMILARITY = 0.8
+EDIT_SHINGLE = 3
+WORD_CONTEXT = 4  # words shown around each change of a word diff
+
+
+def _raw(row: dict[str, Any]) -> str:
+    value = row.get("abstract_raw", row.get(_text_column(row)))
+    return value if isinstance(value, str) else _one_line(value)
+
+
+def edits(removed: dict[str, dict[str, Any]], added: dict[str, dict[str, Any]]) -> list[Edit]:
+    """The added records that are edits of removed ones, one to one: candidates from MinHash
+    LSH over both sets' texts (validation's sketches), the similarity computed exactly, each
+    pair taken best first (then by ids), so the answer is the same on every run."""
+    if not removed or not added:
+        return []
+    from validation.normalize import comparison_words
+    from validation.sketch import bucket_members, jaccard_hashes, shingle_hashes, sketch_many
+
+    old_ids, new_ids = sorted(removed), sorted(added)
+    texts = [_raw(removed[k]) for k in old_ids] + [_raw(added[k]) for k in new_ids]
+    sigs = np.stack([s.sig for s in sketch_many(texts, EDIT_SHINGLE)])
+    records, buckets = bucket_members(sigs, np.ones(len(texts), dtype=bool))
+    members: dict[int, list[int]] = {}
+    for r, b in zip(records.tolist(), buckets.tolist(), strict=True):
+        members.setdefault(b, []).append(r)
+    n_old = len(old_ids)
+    pairs = {(a, b) for group in members.values() for a in group if a < n_old
+             for b in group if b >= n_old}  # fmt: skip
+    shingles = {}
+
+    def of(k: int) -> np.ndarray:
+        if k not in shingles:
+            shingles[k] = shingle_hashes(comparison_words(texts[k]), EDIT_SHINGLE)
+        return shingles[k]
+
+    scored = sorted(
+        (-score, old_ids[a], new_ids[b - n_old], a, b)
+        for a, b in pairs
+        if (score := jaccard_hashes(of(a), of(b))) >= EDIT_SIMILARITY
+    )
+    taken_old: set[int] = set()
+    taken_new: set[int] = set()
+    out = []
+    for neg, old_id, new_id, a, b in scored:
+        if a in taken_old or b in taken_new:
+            continue
+        taken_old.add(a)
+        taken_new.add(b)
+        out.append(Edit(old_id, new_id, -neg, word_diff(texts[a], texts[b])))
+    return sorted(out, key=lambda e: e.new_id)
+
+
+def word_diff(before: str, after: str, context: int = WORD_CONTEXT) -> str:
+    """What changed, word by word, as ``git diff --word-diff`` writes it: ``[-old-]{+new+}``,
+    with ``context`` words around each change and ``…`` for what is left out between."""
+    import difflib
+
+    a, b = before.split(), after.split()
+    ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+    parts: list[str] = []
+    for k, (op, i1, i2, j1, j2) in enumerate(ops):
+        if op == "equal":
+            words = a[i1:i2]
+            first, last = k == 0, k == len(ops) - 1
+            if len(words) > 2 * context or first or last:
+                head = [] if first else words[:context]
+                tail = [] if last else words[-context:]
+                if (first or last) and len(words) <= context:
+                    head, tail = ([] if first else words), (words if first else [])
+                parts += [*head, "…", *tail] if len(words) > len(head) + len(tail) else words
+            else:
+                parts += words
+            continue
+        if i2 > i1:
+            parts.append("[-" + " ".join(a[i1:i2]) + "-]")
+        if j2 > j1:
+            parts.append("{+" + " ".join(b[j1:j2]) + "+}")
+    return " ".join(parts)
+
+
 # --- rendering ------------------------------------------------------------------------------------
 def _name(summary: dict[str, Any]) -> str:
     return f"{summary['label']} (v{summary['version']})" if summary["version"] else summary["label"]
 
 
 def counts_line(diff: Diff) -> str:
+    edited = f", {len(diff.edited)} edited" if diff.edited else ""
     return (
         f"{diff.old['rows']} → {diff.new['rows']} records: {len(diff.added)} added, "
-        f"{len(diff.removed)} removed, {len(diff.changed)} changed"
+        f"{len(diff.removed)} removed, {len(diff.changed)} changed{edited}"
     )
 
 
@@ -231,6 +344,11 @@ def render_text(diff: Diff, limit: int | None = 50) -> str:
         "changed",
         [f"~ {c.id}  [{', '.join(c.columns)}]  {c.before}  →  {c.after}" for c in diff.changed],
     )
+    section(
+        "edited",
+        [f"~ {e.old_id} → {e.new_id}  ({e.similarity:.0%} similar)  {e.words}"
+         for e in diff.edited],
+    )  # fmt: skip
     section("metadata", diff.metadata)
     return "\n".join(lines) + "\n"
 

@@ -390,3 +390,40 @@ def test_lfs_upload_failing_for_good_publishes_nothing(fake_hub: FakeHub, builds
     assert "HTTP 500" in err and "nothing was published" in err and "Traceback" not in err
     repo = fake_hub.repo(REPO)  # created, but holding no commit of ours and no tag
     assert [c.message for c in repo.commit_list] == ["initial commit"] and not repo.tags
+
+
+def test_an_edit_and_unchanged_rebuilds_against_the_hub(
+    fake_hub: FakeHub, tmp_path, sleeps, capsys
+):
+    """Through the fake Hub: v1.0.0 published; a one-word edit of one abstract is 1 edited
+    (not 1 removed and 1 added) with its word diff, in the changelog and in `curate diff`; it
+    is published as 1.0.1; two unchanged rebuilds against the Hub keep 1.0.1, and publishing
+    them does nothing."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for seed in SEED_FILES:
+        shutil.copy(seed, src / seed.name)
+    build([src], tmp_path / "v1", CONFIG, template=TEMPLATE)
+    assert publish(tmp_path / "v1") == 0
+    seed = src / SEED_FILES[0].name
+    text = seed.read_text(encoding="utf-8")
+    assert " novel " in text
+    seed.write_text(text.replace(" novel ", " new ", 1), encoding="utf-8")
+    edited = build([src], tmp_path / "v2", CONFIG, template=TEMPLATE, previous=f"hub:{REPO}")
+    assert edited.version == "1.0.1"
+    assert (len(edited.diff.edited), edited.diff.added, edited.diff.removed) == (1, [], [])
+    assert "[-novel-] {+new+}" in edited.diff.edited[0].words
+    changelog = (tmp_path / "v2" / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert "### Edited (1)" in changelog and "~~novel~~ **new**" in changelog
+    capsys.readouterr()
+    assert main(["diff", str(tmp_path / "v1"), str(tmp_path / "v2")]) == 0
+    out = capsys.readouterr().out
+    assert "1 edited" in out and "[-novel-] {+new+}" in out
+    assert publish(tmp_path / "v2") == 0
+    for k in range(2):
+        again = build([src], tmp_path / f"again{k}", CONFIG, template=TEMPLATE,
+                      previous=f"hub:{REPO}")  # fmt: skip
+        assert again.version == "1.0.1" and again.diff.level is None
+        capsys.readouterr()
+        assert publish(tmp_path / f"again{k}") == 0
+        assert "already published with this content: no-op" in capsys.readouterr().out

@@ -330,3 +330,33 @@ def test_diff_usage_errors(v1, tmp_path, capsys):
     pq.write_table(pa.table({"text": ["a"]}), tmp_path / "noid.parquet")
     assert main(["diff", str(v1), str(tmp_path / "noid.parquet")]) == 1
     assert "no `id` column" in capsys.readouterr().err
+
+
+def test_unchanged_rebuilds_after_a_release_with_a_predecessor_keep_its_version(
+    v1, tmp_path, monkeypatch
+):
+    """1.0.0, then 1.1.0 (a record added), then two rebuilds of the same sources, each at a
+    later commit date: both are 1.1.0 again, byte for byte, though the card of 1.1.0 names
+    1.0.0 as the release it follows and the build date moved."""
+    src = copy_sources(tmp_path)
+    (src / "zz.txt").write_text(f"ICML 2025 Papers\n\n{NEW_ABSTRACT}\n", encoding="utf-8")
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    v2 = run_build([src], tmp_path / "v2", previous=v1)
+    assert v2.version == "1.1.0"
+    card = (tmp_path / "v2" / "README.md").read_text(encoding="utf-8")
+    assert "which follows `1.0.0`" in card
+    previous = tmp_path / "v2"
+    for k, epoch in enumerate(("1767312000", "1767398400")):
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", epoch)
+        again = run_build([src], tmp_path / f"again{k}", previous=previous)
+        assert again.version == "1.1.0" and again.diff is not None and again.diff.level is None
+        assert all_files(tmp_path / f"again{k}") == all_files(tmp_path / "v2")
+        previous = tmp_path / f"again{k}"
+
+
+def test_a_changed_card_description_is_a_patch_release(v1, tmp_path):
+    """The card is published content: a new description is a new release, as a new text is."""
+    src = copy_sources(tmp_path)
+    result = run_build([src], tmp_path / "v2", Settings(description="Now described."), previous=v1)
+    assert result.version == "1.0.1"
+    assert any("description" in m for m in result.diff.metadata)
