@@ -298,6 +298,7 @@ def test_diff_json_and_exit_code(v1, v2, capsys):
         "added": 1,
         "removed": 0,
         "changed": 1,
+        "edited": 0,
     }
     assert data["old"]["version"] == "1.0.0" and data["new"]["version"] == "1.1.0"
     assert [c["columns"] for c in data["changed"]] == [["abstract", "abstract_raw"]]
