@@ -28,6 +28,7 @@ from validation.config import Config, ConfigError
 NEAR_DUPLICATE_POLICIES = ("merge", "keep", "fail")
 # How the build writes math spans: faithful Unicode text, or normalised TeX between $…$.
 MATH_POLICIES = ("unicode", "tex")
+KEEP_POLICIES = ("first", "longest", "earliest-release")  # which duplicate survives
 # Config files, in the order they win within one folder (like ruff: its own file first).
 CONFIG_FILES = ("curate.toml", "pyproject.toml")
 
@@ -38,6 +39,10 @@ class Settings:
 
     checks: Config = field(default_factory=Config)
     near_duplicates: str = "merge"
+    # Which record of a duplicate group survives: the first in file/line order, the longest
+    # text, or one from a file the previous release was built from (so a new file never takes
+    # an old record over); the first among equals.
+    keep: str = "first"
     version: str = "1.0.0"
     # What the dataset is: nothing by default, so that no build carries another dataset's
     # identity; the card says what is not set, and publish refuses without a repository.
@@ -76,6 +81,7 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
+    "keep",
 )  # fmt: skip
 assert set(ORDER) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 
@@ -88,7 +94,9 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
     if name in ("license_name", "license_link", "citation", "homepage", "repo_id"):
         return checks_config.optional_string(name, value, source)
     value = checks_config.coerce(name, value, default, source)
-    choices = {"near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES}.get(name)
+    choices = {
+        "near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES, "keep": KEEP_POLICIES,
+    }.get(name)  # fmt: skip
     if choices is not None and value not in choices:
         raise checks_config.invalid(name, value, "one of " + ", ".join(choices), source)
     return value

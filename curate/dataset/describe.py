@@ -28,12 +28,12 @@ from curate.dataset.manifest import (
     CROISSANT,
     MANIFEST,
     REPORT_JSON,
+    STAGING_MARKER,
     file_inventory,
 )
 from curate.dataset.table import ARROW_SCHEMA
 from curate.dedupe.plan import Plan
 from curate.io import display, sha256_file
-from curate.release.output import STAGING_MARKER
 from curate.settings import Settings
 from curate.version import version as toolkit_version
 from validation import residue

@@ -1,9 +1,10 @@
 """Merging exact and near duplicates, keeping every occurrence in the survivor's provenance.
 
-The survivor of a group is its first record in file/line order. Exact duplicates are records
-with the same id (the hash of the comparison key the ``duplicate`` check uses) and
-near-duplicates the pairs the ``near-duplicate`` check reported, so what the report warns about
-is exactly what the build merges.
+Exact duplicates are records with the same id (the hash of the comparison key the ``duplicate``
+check uses) and near-duplicates the pairs the ``near-duplicate`` check reported, so what the
+report warns about is exactly what the build merges. The survivor of a group is the record the
+``keep`` policy prefers, its first record in file/line order among equals (``keep = "first"``:
+always the first).
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class Plan:
         ``order[starts[k]:starts[k+1]]`` are the members of the k-th survivor, the survivor first
         (it is the earliest of its group) and the others in file/line order.
         """
-        order = np.lexsort((np.arange(self.leader.size), self.leader))
+        index = np.arange(self.leader.size)
+        order = np.lexsort((index, self.leader != index, self.leader))
         if order.size == 0:  # no record at all: no run (not one empty run)
             return order, np.zeros(1, dtype=np.int64)
         leaders = self.leader[order]
@@ -52,9 +54,20 @@ MATCHES = (MATCH_ORIGINAL, MATCH_EXACT, MATCH_NEAR)
 
 
 def plan(
-    ids: list[str], near_pairs: list[tuple[int, int, float]], *, merge_near: bool = True
+    ids: list[str],
+    near_pairs: list[tuple[int, int, float]],
+    *,
+    merge_near: bool = True,
+    prefer: np.ndarray | None = None,
 ) -> Plan:
-    """Group records by id, and near-duplicates with the group of their earlier partner."""
+    """Group records by id, and near-duplicates with the group of their earlier partner; then
+    each group's survivor is its member of the highest ``prefer`` (the first of them on a tie;
+    without ``prefer``, the first)."""
+    first = _group(ids, near_pairs, merge_near)
+    return first if prefer is None else _prefer(first, ids, prefer)
+
+
+def _group(ids: list[str], near_pairs: list[tuple[int, int, float]], merge_near: bool) -> Plan:
     n = len(ids)
     leader = np.arange(n, dtype=np.int64)
     match = np.zeros(n, dtype=np.int8)
@@ -76,3 +89,33 @@ def plan(
             continue
         leader_of_id[rid] = g
     return Plan(leader, match, similarity, exact, near_count)
+
+
+def _prefer(groups: Plan, ids: list[str], prefer: np.ndarray) -> Plan:
+    """The same groups, each led by its preferred member: the others are exact duplicates of
+    it (same id) or near ones (with the similarity that joined them; the old leader and its
+    exact copies with the one that joined the new leader to them)."""
+    leader, match, similarity = groups.leader.copy(), groups.match.copy(), groups.similarity.copy()
+    order, starts = groups.groups()
+    for k in range(len(starts) - 1):
+        members = order[starts[k] : starts[k + 1]]
+        if members.size < 2:
+            continue
+        best = int(members[np.argmax(prefer[members])])  # argmax: the first of equal maxima
+        if best == int(members[0]):
+            continue
+        leader[members] = best
+        # What joined best's text to the group: its own pair, or that of an exact copy of it.
+        same = [m for m in members.tolist() if ids[m] == ids[best] and not np.isnan(similarity[m])]
+        joined = similarity[same[0]] if same else np.nan
+        for m in members.tolist():
+            if m == best:
+                match[m], similarity[m] = 0, np.nan
+            elif ids[m] == ids[best]:
+                match[m], similarity[m] = 1, np.nan
+            else:  # a near member, or the old leader and its exact copies: joined by best's pair
+                if np.isnan(similarity[m]):
+                    similarity[m] = joined
+                match[m] = 2
+    exact = int(np.count_nonzero(match == 1))
+    return Plan(leader, match, similarity, exact, int(np.count_nonzero(match == 2)))

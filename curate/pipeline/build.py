@@ -47,7 +47,7 @@ from curate.release import output
 from curate.report.html import RecordTexts, render_report
 from curate.scan.run import Rows
 from curate.settings import Settings
-from curate.transform.rows import Cleaning, raw_texts
+from curate.transform.rows import Cleaning, raw_texts, spool_lengths
 from validation.corpus import RecordIndex
 from validation.findings import Report, Severity
 from validation.runner import counts
@@ -135,7 +135,9 @@ def build(
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
             ids = [i for f in run.files for i in f.ids]
-            groups = plan(ids, decision.pairs, merge_near=settings.near_duplicates == "merge")
+            prefer = survivor_preference(settings.keep, run, request.previous)
+            groups = plan(ids, decision.pairs, merge_near=settings.near_duplicates == "merge",
+                          prefer=prefer)  # fmt: skip
             timings["validate (wall)"] = validated - started
             timings["dedupe plan"] = time.perf_counter() - validated
             say(f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
@@ -225,6 +227,23 @@ def _decide(run: ValidationRun, settings: Settings, say: Progress) -> _Decision:
         pairs = policy.keeps(pairs, [i for f in run.files for i in f.ids])
         say(f"row policy: {len(dropped)} records dropped")
     return _Decision(pairs, policy, dropped)
+
+
+def survivor_preference(
+    keep: str, run: ValidationRun, previous: release.Release | None
+) -> np.ndarray | None:
+    """How much each record is preferred as its duplicate group's survivor, by ``keep``: None
+    for the first; the raw text's length; or 1 for a record of a file the previous release was
+    built from (by name), 0 for one of a new file (with no previous release, the first)."""
+    pairs = list(zip(run.files, run.names, run.spools, strict=True))
+    if keep == "longest":
+        parts = [spool_lengths(spool, f.n_records) for f, _, spool in pairs]
+    elif keep == "earliest-release" and previous is not None and previous.manifest:
+        old = {s.get("name") for s in previous.manifest.get("sources", [])}
+        parts = [np.full(f.n_records, float(name in old)) for f, name, _ in pairs]
+    else:
+        return None
+    return np.concatenate(parts) if parts else np.empty(0)
 
 
 def _assemble(

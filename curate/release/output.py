@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from curate.dataset.manifest import STAGING_MARKER
 from curate.errors import UsageError
 from curate.io import sha256_file
 
-STAGING_MARKER = ".curate-staging"
 Say = Callable[[str], None]
 
 

@@ -394,3 +394,52 @@ def test_missing_card_template_is_a_usage_error(tmp_path, capsys):
     assert main(["build", "--out", str(out), "--template", str(tmp_path / "nope.md")]) == 2
     assert "dataset card template not found" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_keep_longest_makes_the_longest_copy_the_survivor(tmp_path):
+    """Two copies of one abstract, the later with markup (the same words, a longer raw text):
+    with keep = "longest" the later is the row and the first occurrence an exact duplicate."""
+    plain = (
+        "We study how curated abstracts help language models and show that stable identifiers "
+        "make dataset releases comparable record by record across many versions of a corpus."
+    )
+    marked = plain.replace("stable identifiers", "*stable identifiers*")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a.txt").write_text(f"ICML 2025 Papers\n\n{plain}\n", encoding="utf-8")
+    (src / "b.txt").write_text(f"ICML 2025 Papers\n\n{marked}\n", encoding="utf-8")
+    first = run_build([src], tmp_path / "first")
+    longest = run_build([src], tmp_path / "longest", Settings(keep="longest"))
+    (row_first,) = pq.read_table(tmp_path / "first" / PARQUET).to_pylist()
+    (row_longest,) = pq.read_table(tmp_path / "longest" / PARQUET).to_pylist()
+    assert row_first["abstract_raw"] == plain and row_longest["abstract_raw"] == marked
+    assert [(s["file"], s["match"]) for s in row_longest["sources"]] == [
+        ("b.txt", "original"), ("a.txt", "exact")
+    ]  # fmt: skip
+    assert (first.exact_merged, longest.exact_merged) == (1, 1)
+
+
+def test_keep_earliest_release_never_lets_a_new_file_take_an_old_record_over(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    seed = SEED_FILES[0]
+    shutil.copy(seed, src / "m.txt")
+    v1 = run_build([src], tmp_path / "v1")
+    assert v1.version == "1.0.0"
+    header, _, body = seed.read_text(encoding="utf-8").partition("\n\n")
+    copied = body.split("\n\n")[0]
+    (src / "a.txt").write_text(f"{header}\n\n{copied}\n", encoding="utf-8")  # sorts first
+    by_first = run_build([src], tmp_path / "first", previous=tmp_path / "v1")
+    kept = run_build([src], tmp_path / "kept", Settings(keep="earliest-release"),
+                     previous=tmp_path / "v1")  # fmt: skip
+
+    def provenance(folder):
+        rows = pq.read_table(folder / PARQUET).to_pylist()
+        return {s["file"] for r in rows for s in r["sources"][:1]}
+
+    assert "a.txt" in provenance(tmp_path / "first")  # re-blamed on the new file
+    assert provenance(tmp_path / "kept") == {"m.txt"}
+    assert v1.records_out == by_first.records_out == kept.records_out  # a copy, merged
+    # Against v1 the kept build only adds the new occurrence to the old record's sources.
+    assert not kept.diff.added and not kept.diff.removed
+    assert [c.columns for c in kept.diff.changed] == [["sources"]]
