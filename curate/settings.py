@@ -63,6 +63,9 @@ class Settings:
     # a code not named here has the registry's default.
     row_policy: dict[str, str] = field(default_factory=dict)
     math: str = "unicode"
+    # Also write rejected.parquet beside the release: every dropped row with its reasons (kept
+    # locally, listed under the manifest's local_files, never uploaded).
+    rejected: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Every setting as plain data, the checks' and the build's in one table, in the order
@@ -81,7 +84,7 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
-    "keep",
+    "keep", "rejected",
 )  # fmt: skip
 assert set(ORDER) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 

@@ -22,6 +22,7 @@ CROISSANT = "croissant.json"
 REPORT_JSON = "validation-report.json"
 CHANGELOG = "CHANGELOG.md"
 REPORT_HTML = "report.html"  # the page for people: kept beside the release, never uploaded
+REJECTED = "rejected.parquet"  # what the build left out, if asked for: local, never uploaded
 # The marker of a staging folder (see curate.release.output): never part of a build.
 STAGING_MARKER = ".curate-staging"
 

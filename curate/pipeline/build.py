@@ -36,12 +36,13 @@ from curate import release
 from curate.dataset import describe
 from curate.dataset.assemble import Assembled, assemble
 from curate.dataset.card import template_path as card_template_path
-from curate.dataset.manifest import MANIFEST, REPORT_HTML, write_json
+from curate.dataset.manifest import MANIFEST, REJECTED, REPORT_HTML, write_json
 from curate.dataset.table import TableContractBroken
 from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
 from curate.dataset.writers import open_writer
 from curate.dedupe.plan import Plan, plan
 from curate.dedupe.policy import NearPair, RowPolicy, decide_rows, near_pairs
+from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
 from curate.release import output
 from curate.report.html import RecordTexts, render_report
@@ -150,7 +151,8 @@ def build(
                 stage, request, settings, run, groups, decision, table, report, spool.name,
                 version, say,
             )  # fmt: skip
-            _write_page(stage, manifest, run, table, spool)
+            local = _write_rejected(stage, run, decision) if settings.rejected else {}
+            _write_page(stage, manifest, run, table, spool, local)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
     finally:
         if isinstance(engine, str):
@@ -314,18 +316,48 @@ def _describe(
     return chosen, manifest, diff
 
 
+def _write_rejected(
+    stage: Path, run: ValidationRun, decision: _Decision
+) -> dict[str, dict[str, Any]]:
+    """rejected.parquet: every record the row policies dropped, with its reasons and its raw
+    text (from the spool), in the order of the report's list; returns its local_files entry."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = _spooled_texts(run)({(d["file"], d["line"]) for d in decision.dropped})
+    table = pa.table(
+        {
+            "id": [d["id"] for d in decision.dropped],
+            "file": [d["file"] for d in decision.dropped],
+            "line": pa.array([d["line"] for d in decision.dropped], pa.int32()),
+            "reasons": [d["reasons"] for d in decision.dropped],
+            "abstract_raw": [texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped],
+        }
+    )
+    path = stage / REJECTED
+    pq.write_table(table, path, compression="zstd")
+    return {REJECTED: {"sha256": sha256_file(path), "size": path.stat().st_size}}
+
+
 def _write_page(
-    stage: Path, manifest: dict[str, Any], run: ValidationRun, table: Assembled, spool: Path
+    stage: Path,
+    manifest: dict[str, Any],
+    run: ValidationRun,
+    table: Assembled,
+    spool: Path,
+    local: dict[str, dict[str, Any]],
 ) -> None:
     """The page for people. It is not part of the release: it is rendered from the manifest,
     is not in its ``files``, and publish does not upload it. Its hash goes under
-    ``local_files``, so the next build recognises the page as ours and may replace it."""
+    ``local_files`` (beside ``local``'s), so the next build recognises the page as ours and may
+    replace it."""
     changed = np.concatenate(table.changed) if table.changed else np.empty(0, np.int64)
     page = render_report(stage, record_texts=_spooled_texts(run), changed=changed)
     data = page.encode("utf-8")
     shutil.rmtree(spool)  # before the swap: the spool is not part of the build
     manifest["local_files"] = {
-        REPORT_HTML: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)}
+        REPORT_HTML: {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data)},
+        **local,
     }
     write_json(stage / MANIFEST, manifest)
     (stage / REPORT_HTML).write_bytes(data)

@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -197,7 +198,8 @@ def check_folder(folder: str | Path) -> LocalRelease:
     if not folder.is_dir():
         raise ReleaseUsageError(f"{folder}: no such folder")
     manifest, manifest_bytes = _read_manifest(folder)
-    files = _read_listed(folder, manifest["files"])
+    local = manifest.get("local_files")
+    files = _read_listed(folder, manifest["files"], local if isinstance(local, dict) else ())
     _check_report(folder, files)
     problems = _check_parquet(files, manifest) + _check_croissant(files)
     if problems:
@@ -245,7 +247,9 @@ def _read_manifest(folder: Path) -> tuple[dict[str, Any], bytes]:
     return manifest, manifest_bytes
 
 
-def _read_listed(folder: Path, listed: dict[str, Any]) -> dict[str, LocalFile]:
+def _read_listed(
+    folder: Path, listed: dict[str, Any], local: Iterable[str] = ()
+) -> dict[str, LocalFile]:
     """Every file the manifest lists, read once and held to its sha256; nothing else there."""
     problems = []
     files: dict[str, LocalFile] = {}
@@ -267,7 +271,8 @@ def _read_listed(folder: Path, listed: dict[str, Any]) -> dict[str, LocalFile]:
         files[rel] = LocalFile(rel, sha, len(data), git_blob_oid(data), data)
     present, links = _present(folder)
     problems += [f"{rel} is a symlink; publish uploads only its own files" for rel in links]
-    extra = sorted(present - set(listed) - {MANIFEST, REPORT_HTML})  # the page is not uploaded
+    # The build's local files (its page, rejected rows) stay on this side: never uploaded.
+    extra = sorted(present - set(listed) - {MANIFEST, REPORT_HTML, *local})
     problems += [f"{rel} is not listed in {MANIFEST}" for rel in extra]
     if problems:
         raise PublishError(

@@ -15,10 +15,11 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
@@ -36,6 +37,8 @@ GENERATOR = '<meta name="generator" content="curate report">'
 CLEANED_SAMPLE = 20
 CLUSTER_LIMIT = 200
 FINDINGS_PER_CODE = 10
+DROPPED_LIMIT = 500  # rows the build left out, listed with their text
+FLAGGED_LIMIT = 500  # rows kept with a flag, listed with their text
 
 
 class ReportError(Exception):
@@ -47,7 +50,7 @@ class Member:
     where: str  # file:line
     match: str  # original, exact or near
     similarity: float | None
-    text: str | None  # the record as found, when its drop was at hand
+    text: str | Markup | None  # the record as found (its differences marked), if at hand
 
 
 def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
@@ -155,6 +158,7 @@ class _Build:
     summary: dict[str, Any]
     changelog: str | None  # the newest section: what changed since the previous release
     measures: dict[str, Any]  # what the threshold checks measured, beside their thresholds
+    dropped: list[dict[str, Any]]  # the records the build left out: id, file, line, reasons
 
 
 @dataclass
@@ -166,6 +170,8 @@ class _Scan:
     clusters: list[tuple[int, list[dict[str, Any]]]]  # (row, its sources), rows of several
     changed: list[int]  # rows whose abstract differs from its raw text, if asked for
     rows: int
+    flagged: list[tuple[int, list[str], str]] = field(default_factory=list)  # (row, flags, where)
+    flagged_total: int = 0
 
 
 def _read_build(folder: Path) -> _Build:
@@ -184,10 +190,11 @@ def _read_build(folder: Path) -> _Build:
     findings: list[dict[str, Any]] = []
     summary: dict[str, Any] = {}
     measures: dict[str, Any] = {}
+    dropped: list[dict[str, Any]] = []
     if report_path.is_file():
         data = json.loads(report_path.read_text(encoding="utf-8"))
         findings, summary = data.get("findings", []), data.get("summary", {})
-        measures = data.get("measures", {})
+        measures, dropped = data.get("measures", {}), data.get("dropped", [])
     changelog_path = folder / "CHANGELOG.md"
     changelog = None
     if changelog_path.is_file():
@@ -195,14 +202,14 @@ def _read_build(folder: Path) -> _Build:
         sections = re.split(r"(?m)^(?=## )", text)
         newest = next((s for s in sections if s.startswith("## ")), text)
         changelog = newest.strip()
-    return _Build(manifest, files, findings, summary, changelog, measures)
+    return _Build(manifest, files, findings, summary, changelog, measures, dropped)
 
 
 def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
     """One pass in batches keeps memory flat; the texts of the few rows shown are read in a
     second pass."""
     out = _Scan([], Counter(), [], [], 0)
-    columns = ["language", "word_count", "sources"]
+    columns = ["language", "word_count", "sources", "flags"]
     if find_changed:
         columns += ["abstract", "abstract_raw"]
     row = 0
@@ -216,6 +223,17 @@ def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
                 raw, clean = batch.column("abstract_raw"), batch.column("abstract")
                 differs = pc.not_equal(raw, clean).to_pylist()
                 out.changed += [row + k for k, d in enumerate(differs) if d]
+            flags = batch.column("flags")
+            with_flags = np.flatnonzero(pc.list_value_length(flags).to_numpy(zero_copy_only=False))
+            out.flagged_total += len(with_flags)
+            room = FLAGGED_LIMIT - len(out.flagged)
+            if room > 0 and len(with_flags):
+                take = with_flags[:room].tolist()
+                firsts = batch.column("sources").take(take).to_pylist()
+                out.flagged += [
+                    (row + k, f, f"{src[0]['file']}:{src[0]['line']}")
+                    for k, f, src in zip(take, flags.take(take).to_pylist(), firsts, strict=True)
+                ]
             n_sources = pc.list_value_length(batch.column("sources")).to_pylist()
             multi = [k for k, n in enumerate(n_sources) if n > 1]
             if multi:
@@ -234,11 +252,14 @@ def _clusters(
 ) -> list[dict[str, Any]]:
     clusters = []
     for i, occurrences in shown:
+        kept = rows[i]["abstract_raw"]
         members = []
         for k, s in enumerate(occurrences):
             where = f"{s['file']}:{s['line']}"
-            text = rows[i]["abstract_raw"] if k == 0 else texts.get(where)
-            members.append(Member(where, s["match"], s["similarity"], text))
+            text = kept if k == 0 else texts.get(where)
+            # A merged copy shows where it differs from the kept text (<ins>: its own words).
+            shown_text = text if k == 0 or text is None else _diff(kept, text)[1]
+            members.append(Member(where, s["match"], s["similarity"], shown_text))
         clusters.append({"id": rows[i]["id"], "members": members})
     return clusters
 
@@ -274,6 +295,13 @@ def _charts(
             else None
         ),
     }
+
+
+def _markdown(text: str) -> Markup:
+    """The changelog's Markdown as HTML (CommonMark; any HTML in it is shown as text)."""
+    from markdown_it import MarkdownIt
+
+    return Markup(MarkdownIt("commonmark", {"html": False}).enable("strikethrough").render(text))
 
 
 def _findings_view(
@@ -312,9 +340,11 @@ def collect(
         changed = scan.changed
     step = max(1, len(changed) // CLEANED_SAMPLE)
     sampled = [int(i) for i in changed[::step][:CLEANED_SAMPLE]]
-    rows = _rows(build.files, {i for i, _ in clusters_shown} | set(sampled))
-
-    wanted = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
+    flagged_rows = {i for i, _, _ in scan.flagged}
+    rows = _rows(build.files, {i for i, _ in clusters_shown} | set(sampled) | flagged_rows)
+    dropped = build.dropped[:DROPPED_LIMIT]
+    merged_copies = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
+    wanted = merged_copies | {(d["file"], d["line"]) for d in dropped}
     if not wanted:
         texts = {}
     elif record_texts is not None:
@@ -360,9 +390,16 @@ def collect(
         "clusters": _clusters(clusters_shown, rows, texts),
         "clusters_total": len(scan.clusters),
         "texts_found": bool(texts) or not wanted,
+        "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
+        "dropped_total": len(build.dropped),
+        "flagged": [
+            {"id": rows[i]["id"], "flags": f, "where": where, "text": rows[i]["abstract_raw"]}
+            for i, f, where in scan.flagged
+        ],
+        "flagged_total": scan.flagged_total,
         "sample": sample,
         "changed_total": len(changed),
-        "changelog": build.changelog,
+        "changelog": _markdown(build.changelog) if build.changelog else None,
         "charts": _charts(scan.word_counts, scan.languages, by_code),
         "sources": manifest.get("sources", []),
     }

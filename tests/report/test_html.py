@@ -217,8 +217,9 @@ def test_changelog_section_is_the_newest_one(built, tmp_path):
     )
     assert main(["report", str(folder)]) == 0
     html = (folder / "report.html").read_text(encoding="utf-8")
-    section = html.split("<h2>Changes since the previous release</h2>", 1)[1].split("<h2>")[0]
-    assert "## 1.1.0" in section and "2 records added" in section
+    section = html.split("<h2>Changes since the previous release</h2>", 1)[1]
+    section = section.split("<h2>Source files")[0]
+    assert "<h2>1.1.0</h2>" in section and "2 records added" in section
     assert "first release" not in section
 
 
@@ -263,3 +264,60 @@ def test_the_report_refuses_sources_that_do_not_exist(built, tmp_path, capsys):
     assert main(["report", str(built), "--output", str(tmp_path / "p.html"), "--sources",
                  str(tmp_path / "nowhere")]) == 2  # fmt: skip
     assert "no such file or folder" in capsys.readouterr().err
+
+
+PLACEHOLDER = "This paper has been withdrawn by the authors."  # dropped by its row policy
+
+
+def test_the_page_lists_what_left_the_dataset_and_chromium_renders_it(tmp_path):
+    """A withdrawal notice (placeholder: dropped), a too-long record (flagged), a merged copy:
+    the page lists the dropped row with its text and reason, the flagged row with its flags,
+    and marks where the merged copy differs; rejected.parquet holds the dropped row."""
+    src = tmp_path / "sources"
+    shutil.copytree(SOURCES, src)
+    seed = sorted(src.glob("*.txt"))[0]
+    header, _, body = seed.read_text(encoding="utf-8").partition("\n\n")
+    records = body.split("\n\n")
+    first = records[0]
+    copy = first.replace(" the ", " THE ", 1)  # the same words after folding: an exact copy
+    long = " ".join(r.strip() for r in records[1:5])  # 400+ words: too-long, kept with a flag
+    (src / "zz.txt").write_text(f"{header}\n\n{PLACEHOLDER}\n\n{copy}\n\n{long}\n", "utf-8")
+    (tmp_path / "curate.toml").write_text("rejected = true\n", encoding="utf-8")
+    out = tmp_path / "dist"
+    assert main(["build", str(src), "--out", str(out), "--no-cache", "--config",
+                 str(tmp_path / "curate.toml")]) == 0  # fmt: skip
+    page = open_page(out / "report.html", tmp_path / "page.png")
+    assert page.console == []
+    dom = page.dom
+    dropped = re.search(r'<table id="dropped">(.*?)</table>', dom, re.S).group(1)
+    assert "zz.txt:3" in dropped and PLACEHOLDER in dropped and "placeholder" in dropped
+    flagged = re.search(r'<table id="flagged">(.*?)</table>', dom, re.S).group(1)
+    assert "too-long" in flagged and "zz.txt:7" in flagged
+    assert "<ins>THE</ins>" in dom  # the merged copy's difference, marked
+    rejected = pq.read_table(out / "rejected.parquet").to_pylist()
+    assert [(r["file"], r["line"], r["reasons"], r["abstract_raw"]) for r in rejected] == [
+        ("zz.txt", 3, ["placeholder"], PLACEHOLDER)
+    ]
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert "rejected.parquet" in manifest["local_files"]
+    assert "rejected.parquet" not in manifest["files"]
+    # ours: the next build into the folder replaces it without --force
+    assert main(["build", str(src), "--out", str(out), "--no-cache", "--config",
+                 str(tmp_path / "curate.toml")]) == 0  # fmt: skip
+
+
+def test_the_changelog_is_rendered_not_shown_as_markdown(built, tmp_path):
+    folder = tmp_path / "dist"
+    shutil.copytree(built, folder)
+    (folder / "CHANGELOG.md").write_text(
+        "# Changelog\n\n## 1.1.0 (minor release)\n\n### Edited (1)\n\n"
+        "- `abc` → `def`: words ~~novel~~ **new** here\n\n## 1.0.0\n\n- first\n",
+        encoding="utf-8",
+    )
+    target = tmp_path / "page.html"
+    assert main(["report", str(folder), "--output", str(target)]) == 0
+    html = target.read_text(encoding="utf-8")
+    section = html[html.index("Changes since the previous release") :]
+    assert "<h2>1.1.0 (minor release)</h2>" in section and "<h3>Edited (1)</h3>" in section
+    assert "<s>novel</s>" in section and "<strong>new</strong>" in section
+    assert "## 1.1.0" not in section and "1.0.0" not in section.split("Source files")[0]
