@@ -116,7 +116,24 @@ def from_mapping(table: dict[str, Any], source: str = "<config>") -> Settings:
             own[key] = _coerce(key, value, getattr(defaults, key), source)
         else:
             checks[raw_key] = value  # the checks' owner says whether it knows the key
-    return replace(defaults, checks=checks_config.from_mapping(checks, source), **own)
+    settings = replace(defaults, checks=checks_config.from_mapping(checks, source), **own)
+    _row_policies_apply(settings, source)
+    return settings
+
+
+def _row_policies_apply(settings: Settings, source: str) -> None:
+    """Refuse a row policy that cannot act: an error refuses the whole build, so no row of it
+    is ever kept, flagged or dropped (a typo'd intent would otherwise pass in silence)."""
+    from validation.findings import Severity
+    from validation.registry import severity_of
+
+    for code, policy in settings.row_policy.items():
+        if policy != "keep" and severity_of(code, settings.checks) is Severity.ERROR:
+            raise ConfigError(
+                f"{source}: [tool.curate.row_policy] {code} = {policy!r} cannot apply: {code} "
+                "is an error, which refuses the build; make it a warning in "
+                "[tool.curate.severity] for its row policy to apply"
+            )
 
 
 def find_config(start: str | Path = ".") -> Path | None:

@@ -81,6 +81,7 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=options.cache_dir(args),
             on_file=out.files(paths, settings.checks.exclude),
             force=args.force,
+            warn=out.warn,
         )
     except BuildRefused as exc:
         out.close()

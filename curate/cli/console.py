@@ -41,6 +41,10 @@ class Console:
         else:
             print(line, file=self.stream, flush=True)
 
+    def warn(self, message: str) -> None:
+        """A warning about the run itself (the cache, say): a line, unless ``quiet``."""
+        self.say(f"warning: {message}")
+
     def files(
         self, paths: Sequence[str], exclude: tuple[str, ...] = ()
     ) -> Callable[[str, int], None] | None:

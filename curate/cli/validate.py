@@ -79,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=options.jobs(args),
             cache_dir=options.cache_dir(args),
             progress=out.files(paths, config.exclude),
+            warn=out.warn,
         ).report
     finally:
         out.close()

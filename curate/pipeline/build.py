@@ -109,6 +109,7 @@ def build(
     verbose: bool = False,
     on_file: Callable[[str, int], None] | None = None,
     force: bool = False,
+    warn: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Build the dataset folder ``out`` from the drops in ``paths``.
 
@@ -116,7 +117,8 @@ def build(
     the version is the previous one bumped by what changed, and ``CHANGELOG.md`` says what did;
     ``version`` then overrides the bump but may not go backwards. Without it the version is
     ``version`` or the configured one. ``on_file(path, records)`` is called as each file is
-    checked (the CLI's progress bar); ``engine`` is where the tasks run: a registered engine's
+    checked (the CLI's progress bar), ``warn`` with a warning about the run (default: a line on
+    stderr); ``engine`` is where the tasks run: a registered engine's
     name (with ``jobs`` workers), or an engine, which the caller then closes.
 
     ``out`` must be new, empty or a previous build (:func:`curate.release.output.output_target`);
@@ -132,7 +134,7 @@ def build(
             # The scan's spool of rows is inside the stage: a failed build removes it with it.
             spool = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()
-            run = _validate(paths, settings, runner, spool, cache_dir, checked, say)
+            run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
             ids = [i for f in run.files for i in f.ids]
@@ -199,13 +201,14 @@ def _validate(
     cache_dir: str | Path | None,
     checked: Callable[[str, int], None] | None,
     say: Progress,
+    warn: Callable[[str], None] | None,
 ) -> ValidationRun:
     """Every file scanned once (its checks, and its records' rows into ``spool``), then the
     corpus checks; refused on any error."""
     cleaning = Cleaning(settings.math, settings.row_policy)
     run = validate_paths(
         paths, settings.checks, engine=runner, cache_dir=cache_dir, progress=checked,
-        rows=Rows(spool, cleaning),
+        rows=Rows(spool, cleaning), **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
     say(f"validated {len(run.files)} files, {report.records} records")

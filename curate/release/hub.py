@@ -175,7 +175,23 @@ def _unwrap(exc: BaseException) -> BaseException:
     return exc
 
 
+def unresolvable(exc: BaseException) -> bool:
+    """Whether the failure is that the Hub's host name does not resolve (no DNS, offline, a
+    typo in HF_ENDPOINT): waiting does not change that, so it is not retried."""
+    import socket
+
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, socket.gaierror):
+            return True
+        exc = exc.__cause__ or exc.__context__  # type: ignore[assignment]
+    return False
+
+
 def is_transient(exc: BaseException) -> bool:
+    if unresolvable(exc):
+        return False
     exc = _unwrap(exc)
     if isinstance(exc, Transient):
         return True
@@ -204,6 +220,12 @@ def redact(text: str, token: str | None) -> str:
 
 def describe(exc: BaseException, what: str, token: str | None = None) -> str:
     """One line saying what failed and why, for people."""
+    if unresolvable(exc):
+        return redact(
+            f"{what} failed: the Hub's host name does not resolve (offline, or a wrong "
+            "HF_ENDPOINT?)",
+            token,
+        )
     if isinstance(exc, Transient) and exc.response is None and exc.__cause__ is not None:
         exc = exc.__cause__
     if isinstance(exc, json.JSONDecodeError):
@@ -257,6 +279,8 @@ def call(
         except json.JSONDecodeError as exc:
             raise HubError(describe(exc, what)) from None
         except Exception as raised:
+            if unresolvable(raised):
+                raise HubError(describe(raised, what)) from None
             if not is_transient(raised):
                 raise
             exc = _unwrap(raised)

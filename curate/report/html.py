@@ -297,6 +297,25 @@ def _charts(
     }
 
 
+def _left_out(
+    build: _Build,
+    scan: _Scan,
+    dropped: list[dict[str, Any]],
+    rows: dict[int, dict[str, Any]],
+    texts: dict[str, str],
+) -> dict[str, Any]:
+    """The rows the build dropped and those it flagged, with their texts."""
+    return {
+        "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
+        "dropped_total": len(build.dropped),
+        "flagged": [
+            {"id": rows[i]["id"], "flags": f, "where": where, "text": rows[i]["abstract_raw"]}
+            for i, f, where in scan.flagged
+        ],
+        "flagged_total": scan.flagged_total,
+    }
+
+
 def _markdown(text: str) -> Markup:
     """The changelog's Markdown as HTML (CommonMark; any HTML in it is shown as text)."""
     from markdown_it import MarkdownIt
@@ -390,13 +409,7 @@ def collect(
         "clusters": _clusters(clusters_shown, rows, texts),
         "clusters_total": len(scan.clusters),
         "texts_found": bool(texts) or not wanted,
-        "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
-        "dropped_total": len(build.dropped),
-        "flagged": [
-            {"id": rows[i]["id"], "flags": f, "where": where, "text": rows[i]["abstract_raw"]}
-            for i, f, where in scan.flagged
-        ],
-        "flagged_total": scan.flagged_total,
+        **_left_out(build, scan, dropped, rows, texts),
         "sample": sample,
         "changed_total": len(changed),
         "changelog": _markdown(build.changelog) if build.changelog else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import pytest
 from conftest import ROOT, SOURCES
 
 import curate.io
+import curate.pipeline.validate
 import curate.scan.run
 from curate.cli import main
 
@@ -82,3 +84,38 @@ def test_a_closed_pipe_ends_quietly():
         os.close(write)
     assert proc.returncode == 141
     assert proc.stderr == b""
+
+
+def test_a_row_policy_for_an_error_is_refused_with_what_to_do(tmp_path, capsys):
+    config = tmp_path / "curate.toml"
+    config.write_text('[row_policy]\nlanguage = "drop"\n', encoding="utf-8")
+    assert main(["validate", str(SOURCES), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert "language = 'drop' cannot apply" in err and "[tool.curate.severity]" in err
+    config.write_text(
+        '[row_policy]\nlanguage = "drop"\n[severity]\nlanguage = "warning"\n', "utf-8"
+    )
+    assert main(["validate", str(SOURCES), "--config", str(config), "-q"]) == 0
+
+
+def test_codes_as_json_with_row_policies(tmp_path, capsys):
+    config = tmp_path / "curate.toml"
+    config.write_text('[row_policy]\ntruncated = "drop"\n', encoding="utf-8")
+    assert main(["codes", "--format", "json", "--config", str(config)]) == 0
+    codes = {c["code"]: c for c in json.loads(capsys.readouterr().out)}
+    assert codes["truncated"]["row_policy"] == "drop" and codes["too-long"]["row_policy"] == "flag"
+    assert codes["duplicate"]["row_policy"] is None  # merged, not a row policy's
+    assert codes["language"]["severity"] == "error" and codes["language"]["scope"] == "record"
+
+
+def test_quiet_keeps_a_stale_cache_warning_to_itself(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("CURATE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["validate", str(SOURCES), "-q"]) == 0
+    other = tmp_path / "curate.toml"
+    other.write_text("min_words = 5\n", encoding="utf-8")  # other settings: the cache is stale
+    capsys.readouterr()
+    assert main(["validate", str(SOURCES), "--config", str(other)]) == 0
+    assert "stale" in capsys.readouterr().err
+    assert main(["validate", str(SOURCES), "-q"]) == 0
+    assert main(["validate", str(SOURCES), "--config", str(other), "-q"]) == 0
+    assert capsys.readouterr().err == ""

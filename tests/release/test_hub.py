@@ -165,3 +165,28 @@ def test_manifests_of_the_wrong_shape(release, tmp_path, capsys, manifest, messa
         else:
             assert "publish refused" in err
     assert json.loads((release / "dist" / "manifest.json").read_text())["version"] == "1.0.0"
+
+
+class _Nowhere:
+    url = "http://hub.curate-test.invalid"  # .invalid never resolves (RFC 2606)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_host_that_does_not_resolve_fails_at_once_in_one_line(
+    release, tmp_path, capsys, monkeypatch, command
+):
+    """No retries for a name that does not resolve (a machine offline, a typo in HF_ENDPOINT):
+    one line at once, even for publish --dry-run."""
+    hubserver.patch_clients(monkeypatch, _Nowhere(), tmp_path / "hf_home")  # type: ignore[arg-type]
+    hubserver.block_network(monkeypatch)
+    hubserver._reset_client_state()
+    argv = commands(release, tmp_path)[command]
+    if command == "publish":
+        argv = [*argv, "--dry-run"]
+    try:
+        code, line, elapsed = run(argv, capsys)
+    finally:
+        hubserver._reset_client_state()
+    assert (code, elapsed < SLACK) == (1, True), line
+    assert "does not resolve" in line and "retry" not in line
+    assert not (tmp_path / "out").exists()
