@@ -17,6 +17,7 @@ an unknown key is an error.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -66,6 +67,10 @@ class Settings:
     # Also write rejected.parquet beside the release: every dropped row with its reasons (kept
     # locally, listed under the manifest's local_files, never uploaded).
     rejected: bool = False
+    # How the table is written: shards of this many rows (0: one file per split), and held-out
+    # splits by a hash of the id, e.g. {train = 0.98, validation = 0.02} (empty: all train).
+    shard_size: int = 0
+    splits: dict[str, float] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """Every setting as plain data, the checks' and the build's in one table, in the order
@@ -84,12 +89,35 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
-    "keep", "rejected",
+    "keep", "rejected", "shard_size", "splits",
 )  # fmt: skip
 assert set(ORDER) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 
 
+SPLIT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+
+
+def _splits(value: Any, source: str) -> dict[str, float]:
+    """``{name = share, ...}``: names a split may have on the Hub, shares above 0 that add up
+    to 1; the ids' hash is cut in the order of the names, whatever order they are written in."""
+    ok = isinstance(value, dict) and value and all(
+        isinstance(k, str) and SPLIT_NAME.match(k) and isinstance(v, int | float)
+        and not isinstance(v, bool) and v > 0
+        for k, v in value.items()
+    )  # fmt: skip
+    if not ok:
+        raise checks_config.invalid(
+            "splits", value, 'a table of split name = share, e.g. {train = 0.98, test = 0.02}',
+            source,
+        )  # fmt: skip
+    if abs(sum(value.values()) - 1) > 1e-9:
+        raise checks_config.invalid("splits", value, "shares that add up to 1", source)
+    return {k: float(value[k]) for k in sorted(value)}
+
+
 def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
+    if name == "splits":
+        return _splits(value, source)
     if name == "row_policy":
         from validation.registry import ROW_POLICIES
 

@@ -73,7 +73,8 @@ def settings_dict(settings: Any) -> dict[str, Any]:
             value = list(value)
         elif isinstance(value, dict):
             value = {
-                k: list(v) if isinstance(v, tuple) else str(v) for k, v in sorted(value.items())
+                k: list(v) if isinstance(v, tuple) else v if isinstance(v, int | float) else str(v)
+                for k, v in sorted(value.items())
             }
         out[f.name] = value
     return out

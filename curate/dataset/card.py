@@ -17,7 +17,6 @@ from curate.dataset.table import COLUMNS, hf_features
 from curate.settings import Settings
 from validation.measures import distribution
 
-DATA_GLOB = "data/train-*"
 DEFAULT_TEMPLATE = "dataset_card.md"
 PACKAGED_TEMPLATE = Path(__file__).parents[1] / "project" / "templates" / "dataset_card.md"
 
@@ -100,15 +99,22 @@ def features_yaml(features: dict[str, Any]) -> list[dict[str, Any]]:
     return inner(features)["struct"]
 
 
-def dataset_info_yaml(num_rows: int, num_bytes: int, download_size: int) -> dict[str, Any]:
+def dataset_info_yaml(
+    num_rows: int,
+    num_bytes: int,
+    download_size: int,
+    splits: list[tuple[str, int, int]] | None = None,
+) -> dict[str, Any]:
     """The card's ``dataset_info``: what ``datasets.DatasetInfo(...)._to_yaml_dict()`` gives for
-    the table's features and one ``train`` split, in the same key order (so the same card bytes),
-    built here because importing ``datasets`` for it cost seconds per build."""
+    the table's features and its splits (``(name, num_bytes, num_examples)``; default: one
+    ``train`` split), in the same key order (so the same card bytes), built here because
+    importing ``datasets`` for it cost seconds per build."""
+    named = splits or [("train", num_bytes, num_rows)]
     return {
         "features": features_yaml(hf_features()),
-        "splits": [{"name": "train", "num_bytes": num_bytes, "num_examples": num_rows}],
+        "splits": [{"name": n, "num_bytes": b, "num_examples": r} for n, b, r in named],
         "download_size": download_size,
-        "dataset_size": num_bytes,
+        "dataset_size": sum(b for _, b, _ in named),
     }
 
 
@@ -146,8 +152,10 @@ def render_card(
     stats: dict[str, Any],
     num_bytes: int,
     download_size: int,
+    splits: list[tuple[str, int, int]] | None = None,
 ) -> str:
-    """The README.md of the output folder."""
+    """The README.md of the output folder; ``splits`` as :func:`dataset_info_yaml` takes them
+    (several: each has its files, ``data/<split>-*``)."""
     licence: dict[str, Any] = {"license": settings.license}
     if settings.license == "other":
         # The Hub's fields for a licence outside its list (huggingface/hub-docs datasetcard.md).
@@ -163,10 +171,13 @@ def render_card(
         configs=[
             {
                 "config_name": "default",
-                "data_files": [{"split": "train", "path": DATA_GLOB}],
+                "data_files": [
+                    {"split": name, "path": f"data/{name}-*"}
+                    for name, _, _ in splits or [("train", 0, 0)]
+                ],
             }
         ],
-        dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size),
+        dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size, splits),
     )
     columns = [
         {"name": c.name, "type": type_label(c.type), "description": c.description} for c in COLUMNS

@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -137,6 +138,7 @@ def _field(
     column: str,
     member: str | None,
     in_array: bool,
+    source_of: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build one ``cr:Field`` (recursing into struct members) for a column or a member.
 
@@ -171,6 +173,7 @@ def _field(
                 column=column,
                 member=sub.name,
                 in_array=in_array or depth > 0,
+                source_of=source_of,
             )
             for sub in item
         ]
@@ -179,7 +182,7 @@ def _field(
         raise TypeError(f"{field_id}: lists of lists inside a list are not supported")
     field["dataType"] = _scalar_data_type(item, field_id)
     source: dict[str, Any] = {
-        "fileObject": {"@id": FILE_OBJECT_ID},
+        **(source_of or {"fileObject": {"@id": FILE_OBJECT_ID}}),
         "extract": {"column": column},
     }
     if member is not None:
@@ -188,20 +191,87 @@ def _field(
     return field
 
 
-def record_set_fields(schema: pa.Schema = ARROW_SCHEMA) -> list[dict[str, Any]]:
-    """The ``cr:Field`` list of the record set, one per column of ``schema``, in order."""
+def record_set_fields(
+    schema: pa.Schema = ARROW_SCHEMA,
+    record_set: str = RECORD_SET_ID,
+    source_of: dict[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """The ``cr:Field`` list of a record set, one per column of ``schema``, in order, read from
+    ``source_of`` (default: the one Parquet file)."""
     return [
         _field(
-            field_id=f"{RECORD_SET_ID}/{column.name}",
+            field_id=f"{record_set}/{column.name}",
             name=column.name,
             description=DESCRIPTIONS.get(column.name),
             typ=column.type,
             column=column.name,
             member=None,
             in_array=False,
+            source_of=source_of,
         )
         for column in schema
     ]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One data file of a release: its path, SHA-256, split and rows."""
+
+    path: str
+    sha256: str
+    split: str
+    rows: int
+
+
+def _sha(value: str) -> str:
+    sha = value.lower()
+    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        raise ValueError(f"not a hex SHA-256: {value!r}")
+    return sha
+
+
+def _several(parts: list[Part], schema: pa.Schema) -> tuple[list, list]:
+    """Distribution and record sets of a table in several files: a FileObject per file (with
+    its checksum), a FileSet per split (``data/<split>-*.parquet``), a record set per split."""
+    distribution: list[dict[str, Any]] = [
+        {
+            "@type": "cr:FileObject",
+            "@id": f"parquet-{Path(p.path).stem}",
+            "name": Path(p.path).name,
+            "description": f"Rows of the {p.split} split ({p.rows}).",
+            "contentUrl": p.path,
+            "encodingFormat": PARQUET_MIME,
+            "sha256": _sha(p.sha256),
+        }
+        for p in parts
+    ]
+    splits = list(dict.fromkeys(p.split for p in parts))
+    record_sets = []
+    for split in splits:
+        rows = sum(p.rows for p in parts if p.split == split)
+        distribution.append(
+            {
+                "@type": "cr:FileSet",
+                "@id": f"parquet-{split}",
+                "name": f"parquet-{split}",
+                "description": f"The {split} split's Parquet files.",
+                "encodingFormat": PARQUET_MIME,
+                "includes": f"data/{split}-*.parquet",
+            }
+        )
+        record_set: dict[str, Any] = {
+            "@type": "cr:RecordSet",
+            "@id": split,
+            "name": split,
+            "description": f"One record per abstract of the {split} split ({rows}).",
+        }
+        if "id" in schema.names:
+            record_set["key"] = {"@id": f"{split}/id"}
+        record_set["field"] = record_set_fields(
+            schema, split, {"fileSet": {"@id": f"parquet-{split}"}}
+        )
+        record_sets.append(record_set)
+    return distribution, record_sets
 
 
 def croissant_metadata(
@@ -218,6 +288,7 @@ def croissant_metadata(
     citation: str | None = None,
     creators: list[str] | None = None,
     schema: pa.Schema = ARROW_SCHEMA,
+    parts: list[Part] | None = None,
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
 
@@ -228,6 +299,8 @@ def croissant_metadata(
     ``date_published`` (ISO 8601) and ``citation`` (e.g. BibTeX) are optional; without them
     ``mlcroissant`` reports "recommended, but does not exist" warnings. ``schema`` defaults to
     the published table's; it is a parameter only so tests can prove new column types map.
+    ``parts``, when the table is in several files (shards, splits), lists them: each split is
+    then a record set of its own.
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
@@ -252,6 +325,9 @@ def croissant_metadata(
         metadata["citeAs"] = citation
     if creators:
         metadata["creator"] = [{"@type": "sc:Person", "name": c} for c in creators]
+    if parts is not None and len(parts) > 1:
+        metadata["distribution"], metadata["recordSet"] = _several(parts, schema)
+        return metadata
     metadata["distribution"] = [
         {
             "@type": "cr:FileObject",

@@ -21,7 +21,7 @@ import numpy as np
 
 from curate.dataset.assemble import Assembled
 from curate.dataset.card import UNNAMED, length_stats, license_url, render_card
-from curate.dataset.croissant import croissant_metadata, write_croissant
+from curate.dataset.croissant import Part, croissant_metadata, write_croissant
 from curate.dataset.manifest import (
     CARD,
     CHANGELOG,
@@ -175,7 +175,13 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
     """Every file whose bytes depend on the stamp; returns the manifest to write."""
     s = f.settings
     version, changelog = stamp.version, stamp.changelog
-    (data,) = f.table.files  # one data file, the single Parquet writer's
+    files = f.table.files
+    names = list(dict.fromkeys(d.split for d in files))
+    splits = None
+    if names != ["train"]:  # held-out splits: each with its own size and rows
+        splits = [(n, sum(d.nbytes for d in files if d.split == n),
+                   sum(d.rows for d in files if d.split == n)) for n in names]  # fmt: skip
+    shas = {d.path: sha256_file(stage / d.path) for d in files}
     stats = {
         **_stats(f),
         "version": version,
@@ -188,7 +194,8 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
         languages=sorted(f.table.languages),
         stats=stats,
         num_bytes=f.table.num_bytes,
-        download_size=(stage / data.path).stat().st_size,
+        download_size=sum((stage / d.path).stat().st_size for d in files),
+        splits=splits,
     )
     (stage / CARD).write_text(card, encoding="utf-8")
     write_croissant(
@@ -203,10 +210,11 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
             or (f"https://huggingface.co/datasets/{s.repo_id}" if s.repo_id else None),
             citation=s.citation,
             creators=list(s.creators),
-            parquet_relpath=data.path,
-            parquet_sha256=sha256_file(stage / data.path),
+            parquet_relpath=files[0].path,
+            parquet_sha256=shas[files[0].path],
             num_rows=f.table.rows,
             date_published=stamp.created,
+            parts=[Part(d.path, shas[d.path], d.split, d.rows) for d in files],
         ),
     )
     (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")

@@ -264,11 +264,17 @@ def _assemble(
     try:
         return assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
-            settings.math, lambda: open_writer(DEFAULT_WRITER, stage), scratch=stage,
+            settings.math, lambda: open_writer(DEFAULT_WRITER, stage, **_layout(settings)),
+            scratch=stage,
             engine=runner, say=say,
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
+
+
+def _layout(settings: Settings) -> dict[str, Any]:
+    """The table writer's options: shards and splits."""
+    return {"shard_size": settings.shard_size, "splits": settings.splits or None}
 
 
 def _with_build_findings(report: Report, table: Assembled, settings: Settings) -> Report:

@@ -23,10 +23,11 @@ handed to the client and never printed, logged or written.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,16 +150,29 @@ def _check_parquet(files: dict[str, LocalFile], manifest: dict[str, Any]) -> lis
         return ["no Parquet file is listed"]
     rows = 0
     digest = hashlib.sha256()
+
+    readers = {}
     for rel in parquet:
         try:
-            reader = pq.ParquetFile(pa.BufferReader(files[rel].data))
-            for batch in reader.iter_batches(batch_size=10_000):
-                rows += batch.num_rows
-                for row in batch.to_pylist():
-                    digest.update(row_digest(row).encode())
+            readers[rel] = pq.ParquetFile(pa.BufferReader(files[rel].data))
         except (OSError, ValueError, pa.ArrowException) as exc:
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return [f"{rel} does not read back as Parquet ({first})"]
+
+    def digests(rel: str) -> Iterator[tuple[str, str]]:
+        for batch in readers[rel].iter_batches(batch_size=10_000):
+            for row in batch.to_pylist():
+                yield row["id"], row_digest(row)
+
+    # The fingerprint is over every row in id order; each file (a shard, a split) is in id
+    # order, so the files are merged as they are read.
+    try:
+        for _, row_hash in heapq.merge(*(digests(rel) for rel in parquet)):
+            rows += 1
+            digest.update(row_hash.encode())
+    except (OSError, ValueError, KeyError, pa.ArrowException) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return [f"a Parquet file does not read back as Parquet ({first})"]
     problems = []
     if manifest.get("rows") != rows:
         problems.append(f"the Parquet holds {rows} rows, {MANIFEST} says {manifest.get('rows')!r}")

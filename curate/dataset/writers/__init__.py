@@ -2,8 +2,8 @@
 
 A writer is opened on the staging folder, takes the rows a batch at a time in id order (every
 batch with the table's schema), and on ``close`` says which files it wrote: the card's
-``configs``, the Croissant file and the manifest list exactly those. The single Parquet file is
-the first implementation.
+``configs``, the Croissant file and the manifest list exactly those. The Parquet writer is the first
+implementation: one file, or shards of ``shard_size`` rows, in one split or several.
 """
 
 from __future__ import annotations
@@ -18,10 +18,13 @@ import pyarrow as pa
 
 @dataclass(frozen=True)
 class DataFile:
-    """One file a writer wrote: its path in the release, and the rows in it."""
+    """One file a writer wrote: its path in the release, the split it belongs to, its rows and
+    their size in memory (Arrow's, the card's ``num_bytes``)."""
 
     path: str
     rows: int
+    split: str = "train"
+    nbytes: int = 0
 
 
 class TableWriter(Protocol):
@@ -40,6 +43,7 @@ WRITERS = {"parquet": "curate.dataset.writers.parquet:ParquetFile"}
 DEFAULT = "parquet"
 
 
-def open_writer(name: str, folder: Path) -> TableWriter:
+def open_writer(name: str, folder: Path, **options: object) -> TableWriter:
+    """The writer registered as ``name``, writing into ``folder`` (``options`` are its own)."""
     module, _, cls = WRITERS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)(folder)
+    return getattr(importlib.import_module(module), cls)(folder, **options)
