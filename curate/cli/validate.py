@@ -52,24 +52,33 @@ def _check_output(given: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from curate import engine as engines
     from curate.pipeline.validate import printable, validate_paths
     from validation.render import RENDERERS, render_github_summary, render_json, render_sarif
 
     config = options.checks(args)
     if args.output:
         _check_output(args.output)
+    jobs = options.jobs(args)
+    name = options.engine(args)
+    # The default pool is started by the run only if the work is large enough; another engine
+    # is the command's, made (its extra checked) before the work and closed after it.
+    runner = None if name == engines.DEFAULT else engines.make(name, jobs)
     out = console(args)
     paths = options.sources(args)
     try:
         report = validate_paths(
             paths,
             config,
-            jobs=options.jobs(args),
+            jobs=jobs,
+            engine=runner,
             cache_dir=options.cache_dir(args),
             progress=out.files(paths, config.exclude),
         ).report
     finally:
         out.close()
+        if runner is not None:
+            runner.close()
     out.timings(report.timings)
     report = printable(report)
     if args.write_baseline:
