@@ -9,8 +9,9 @@ the LSH buckets (its docstring says why), so it runs as three steps:
 2. in the main process, the connected components of those entries (a union-find over a few
    entries per bucketed record), packed in order into a few tasks per worker;
 3. each task searches its components with :func:`validation.corpus.near_pairs` itself, reading
-   the texts of the records it compares from where they are (the spool of their file in a
-   build, else the file), and computes their exact Jaccard similarity there.
+   the texts of the records it compares from where they are (the spool of their file: a
+   build's; ``curate validate`` has none and searches in the main process) and computing
+   their exact Jaccard similarity there.
 
 The pairs of the tasks, joined and sorted by record, are the list the one-process search
 gives, pair for pair and float for float. The main process holds what it holds anyway (the
@@ -182,7 +183,11 @@ def engine_search(engine: Engine, texts: TextSource) -> NearSearch:
     def search(corpus: Corpus, threshold: float, shingle_size: int) -> Pairs:
         active = corpus.first_occurrences() & corpus.sigs.any(axis=1)
         idx = np.flatnonzero(active)
-        if idx.size < PARALLEL_MIN_RECORDS or engine.workers < 2:
+        # Without a spool (`curate validate`), a task would read its records' texts by
+        # parsing their drops again, every task most drops: the main process, which reads a
+        # drop at most twice, searches instead.
+        spooled = any(s is not None for s in texts.spools)
+        if not spooled or idx.size < PARALLEL_MIN_RECORDS or engine.workers < 2:
             return search_corpus(corpus, threshold, shingle_size)
         bands = [
             BandTask(corpus.sigs[idx, band * ROWS : (band + 1) * ROWS]) for band in range(BANDS)

@@ -55,9 +55,20 @@ def _import_ray(local: bool) -> Any:
     return ray
 
 
-def _run(fn: Callable[[T], R], task: T) -> R:
+def _run(fn: Callable[[T], R], task: T, folder: str) -> R:
     """The one remote function: any picklable callable, with its task (``ray.remote`` takes
-    functions only, and one remote function is registered with the cluster once)."""
+    functions only, and one remote function is registered with the cluster once), run in the
+    main process's working folder, so that the relative paths a task names (the drops as
+    given, the output folder, the cache) are the same files on every node of a cluster that
+    shares a filesystem."""
+    if os.getcwd() != folder:
+        try:
+            os.chdir(folder)
+        except OSError as exc:
+            raise FileNotFoundError(
+                f"{folder}: the working folder of the build is not on Ray node "
+                f"{socket.gethostname()} ({exc.strerror}); run from a folder every node shares"
+            ) from None
     return fn(task)
 
 
@@ -85,6 +96,8 @@ class RayEngine:
     def __init__(self, jobs: int | None = None, address: str | None = None) -> None:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
         self._ray = _import_ray(local=self.address is None)
+        if self.address is not None:
+            _reachable(self.address)  # before any work, however small the work turns out
         self._jobs = jobs
         self._workers: int | None = None
         self._owned = False  # this engine called ray.init, and shuts it down
@@ -113,7 +126,6 @@ class RayEngine:
             # "local": a new cluster, never one that `ray start` left on this machine.
             ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
         else:
-            _reachable(self.address)
             try:
                 ray.init(address=self.address, **quiet)
             except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
@@ -137,10 +149,11 @@ class RayEngine:
     ) -> Iterator[R]:
         self._connect()
         remote = self._function()
+        folder = os.getcwd()
         window: deque[Any] = deque()
         try:
             for task in tasks:
-                ref = remote.remote(fn, task)
+                ref = remote.remote(fn, task, folder)
                 self._live.add(ref)
                 window.append(ref)
                 if ahead is not None and len(window) >= ahead:

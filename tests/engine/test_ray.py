@@ -27,12 +27,14 @@ import curate.dedupe.near
 import curate.scan.run
 from curate.dedupe.near import TextSource, components, engine_search
 from curate.engine.ray import RayEngine
+from curate.engine.serial import SERIAL
 from curate.errors import WorkerDied
 from curate.ingest.discover import discover
 from curate.pipeline.build import build
-from curate.scan.run import scan
+from curate.scan.run import Rows, scan
 from curate.scan.task import scan_file
 from curate.settings import Settings
+from curate.transform.rows import Cleaning
 from validation.corpus import Corpus, search_corpus
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -142,7 +144,9 @@ def test_the_search_on_ray_gives_the_pairs_of_the_search_in_one_process(
 ):
     settings = Settings()
     config = settings.checks
-    scanned = scan(discover([_variants(tmp_path, 240)], config.exclude), config, engine=RayEngine())
+    sources = discover([_variants(tmp_path, 240)], config.exclude)
+    (tmp_path / "spool").mkdir()
+    scanned = scan(sources, config, engine=SERIAL, rows=Rows(tmp_path / "spool", Cleaning()))
     texts = TextSource(scanned.spools, [f.path for f in scanned.files], ["text"] * 4, config)
     threshold, size = config.near_duplicate_threshold, config.shingle_size
 
@@ -231,6 +235,19 @@ def test_a_worker_that_keeps_dying_fails_in_one_line_and_leaves_the_previous_out
     assert "\n" not in str(died.value) and "Ray worker died" in str(died.value)
     assert same_tree(tmp_path / "before", out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["before", "dist", "drops", "killed"]
+
+
+def test_a_cluster_that_does_not_answer_is_one_line_before_any_work(tmp_path):
+    run = subprocess.run(
+        [sys.executable, "-m", "curate.cli", "build", str(ROOT / "sources"), "--out",
+         str(tmp_path / "dist"), "--ray-address", "127.0.0.1:1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 3
+    assert run.stderr.splitlines() == [
+        "curate: error: cannot join the Ray cluster at 127.0.0.1:1: Connection refused"
+    ]
+    assert list(tmp_path.iterdir()) == []
 
 
 def _descendants(pid: int) -> set[int]:
