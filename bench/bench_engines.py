@@ -87,9 +87,7 @@ def run_build(drops: Path, out: Path, engine: str, config: str | None) -> dict:
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
         raise SystemExit(f"build on {engine} failed ({code}):\n{''.join(lines[-20:])}")
-    stage_lines = [
-        ln.strip() for ln in lines if "(wall)" in ln or ln.strip().startswith("curate:   ")
-    ]
+    stage_lines = [ln.strip() for ln in lines if "(wall)" in ln]
     return {
         "wall": wall,
         "cpu": usage.ru_utime + usage.ru_stime,

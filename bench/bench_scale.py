@@ -42,6 +42,7 @@ BASELINE_CODES = ("duplicate", "near-duplicate", "language")
 def child(corpus: Path, out: Path, result_path: Path, jobs: int | None, engine: str) -> None:
     sys.path.insert(0, str(ROOT))
     from curate.pipeline.build import build
+    from curate.settings import Settings
     from validation.config import Config
     from validation.findings import Severity
     from validation.registry import REGISTRY
@@ -66,7 +67,7 @@ def child(corpus: Path, out: Path, result_path: Path, jobs: int | None, engine: 
     result = build(
         [corpus],
         out,
-        config,
+        Settings(checks=config),
         progress=say,
         jobs=jobs,
         template=ROOT / "dataset_card.md",

@@ -37,8 +37,6 @@ from curate.settings import Settings
 from curate.transform.rows import Cleaning
 from validation.corpus import Corpus, search_corpus
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
-
 
 @pytest.fixture(scope="module")
 def cluster():
