@@ -130,6 +130,12 @@ class RayEngine:
                 ray.init(address=self.address, **quiet)
             except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                if "InvalidAuthToken" in f"{exc} {exc.__cause__}":
+                    first += (
+                        "; it asks for a token (`ray start` turns token authentication on): "
+                        "set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN unless ~/.ray/auth_token "
+                        "holds the cluster's"
+                    )
                 raise ClusterUnreachable(
                     f"cannot join the Ray cluster at {self.address}: {first}"
                 ) from None
