@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from curate.engine import DEFAULT as DEFAULT_ENGINE
 from curate.engine import ENGINES
 from validation import config as checks_config
 from validation.config import Config, ConfigError
@@ -60,7 +61,7 @@ class Settings:
     # a code not named here has the registry's default.
     row_policy: dict[str, str] = field(default_factory=dict)
     math: str = "unicode"
-    engine: str = "local"  # where the tasks run (`curate.engine.ENGINES`)
+    engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)
 
     def as_dict(self, *, run: bool = False) -> dict[str, Any]:
         """Every setting of the dataset as plain data, the checks' and the build's in one
