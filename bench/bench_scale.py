@@ -1,6 +1,7 @@
 """Speed and scale: every stage of `curate build` on a generated corpus, against a naive baseline.
 
     uv run python bench/bench_scale.py --records 100000 [--seed 0] [--baseline-sample N]
+        [--engine local|serial|ray]
 
 One run, one corpus (bench/generate.py, record-level faults at their default rates, no
 file-level faults so that every record reaches the build):
@@ -38,9 +39,10 @@ BASELINE_CODES = ("duplicate", "near-duplicate", "language")
 
 
 # --- the child: one cold build ------------------------------------------------------------------
-def child(corpus: Path, out: Path, result_path: Path, jobs: int | None) -> None:
+def child(corpus: Path, out: Path, result_path: Path, jobs: int | None, engine: str) -> None:
     sys.path.insert(0, str(ROOT))
     from curate.pipeline.build import build
+    from curate.settings import Settings
     from validation.config import Config
     from validation.findings import Severity
     from validation.registry import REGISTRY
@@ -63,7 +65,13 @@ def child(corpus: Path, out: Path, result_path: Path, jobs: int | None) -> None:
             )
 
     result = build(
-        [corpus], out, config, progress=say, jobs=jobs, template=ROOT / "dataset_card.md"
+        [corpus],
+        out,
+        Settings(checks=config),
+        progress=say,
+        jobs=jobs,
+        template=ROOT / "dataset_card.md",
+        engine=engine,
     )
     wall = time.perf_counter() - started
     findings = [
@@ -191,6 +199,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--jobs", type=int, default=None)
+    parser.add_argument("--engine", default="local", help="where the build's tasks run")
     parser.add_argument(
         "--baseline-sample",
         type=int,
@@ -204,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     if args.child:
-        child(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]), args.jobs)
+        child(Path(args.child[0]), Path(args.child[1]), Path(args.child[2]), args.jobs,
+              args.engine)  # fmt: skip
         return 0
 
     n = args.records
@@ -232,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
     cmd = [sys.executable, __file__, "--child", str(corpus), str(base / "dist"), str(result_path)]
     if args.jobs:
         cmd += ["--jobs", str(args.jobs)]
-    subprocess.run(cmd, check=True, cwd=ROOT)
+    subprocess.run([*cmd, "--engine", args.engine], check=True, cwd=ROOT)
     res = json.loads(result_path.read_text(encoding="utf-8"))
 
     print(

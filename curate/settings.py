@@ -23,6 +23,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from curate.engine import DEFAULT as DEFAULT_ENGINE
+from curate.engine import ENGINES
 from validation import config as checks_config
 from validation.config import Config, ConfigError
 
@@ -71,15 +73,20 @@ class Settings:
     # splits by a hash of the id, e.g. {train = 0.98, validation = 0.02} (empty: all train).
     shard_size: int = 0
     splits: dict[str, float] = field(default_factory=dict)
+    engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)
 
-    def as_dict(self) -> dict[str, Any]:
-        """Every setting as plain data, the checks' and the build's in one table, in the order
-        ``curate config`` and the manifest list them."""
+    def as_dict(self, *, run: bool = False) -> dict[str, Any]:
+        """Every setting of the dataset as plain data, the checks' and the build's in one
+        table, in the order ``curate config`` and the manifest list them; with ``run``, the
+        settings of the run (:data:`RUN`) after them."""
         both = {**self.checks.as_dict(), **checks_config.settings_dict(self)}
-        return {key: both[key] for key in ORDER}
+        return {key: both[key] for key in (*ORDER, *(RUN if run else ()))}
 
 
 OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
+# Settings of a run, not of the dataset: a build's bytes are the same whatever they say, so the
+# manifest does not list them (`curate config` does).
+RUN = ("engine",)
 # The order of the settings in the manifest and in `curate config`: as they have always been
 # listed, the checks' and the build's interleaved (a manifest's bytes depend on it).
 ORDER = (
@@ -91,7 +98,7 @@ ORDER = (
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
     "keep", "rejected", "shard_size", "splits",
 )  # fmt: skip
-assert set(ORDER) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
+assert set(ORDER) | set(RUN) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 
 
 SPLIT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -128,6 +135,8 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
     choices = {
         "near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES, "keep": KEEP_POLICIES,
     }.get(name)  # fmt: skip
+    choices = {"near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES,
+               "engine": tuple(ENGINES)}.get(name)  # fmt: skip
     if choices is not None and value not in choices:
         raise checks_config.invalid(name, value, "one of " + ", ".join(choices), source)
     return value

@@ -59,7 +59,9 @@ def test_the_wheel_holds_the_template_licence_and_type_marker(wheel):
     text = zipfile.ZipFile(wheel).read(metadata).decode()
     requires = [ln.split(":", 1)[1].strip() for ln in text.splitlines()
                 if ln.startswith("Requires-Dist:")]  # fmt: skip
-    assert requires and not [r for r in requires if "==" in r], requires  # ranges, not pins
+    pins = [r for r in requires if "==" in r.split(";")[0]]  # not `extra == 'ray'`
+    assert requires and not pins, requires  # ranges, not pins
+    assert "ray<3,>=2.60; extra == 'ray'" in requires  # the optional Ray engine
     assert "License-Expression: Apache-2.0" in text
 
 
@@ -95,6 +97,14 @@ def test_installed_wheel_inits_and_builds_a_project_anywhere(wheel, tmp_path):
     # Two venues and two years, nothing configured: the scaffold accepts any until narrowed.
     out = run([curate, "build"], demo, env)
     assert "6 records out" in out
+    # Without the `ray` extra, --engine ray is a usage error in one line, before any work.
+    no_ray = subprocess.run([curate, "build", "--engine", "ray", "--out", "elsewhere"], cwd=demo,
+                            env=env, capture_output=True, text=True, check=False)  # fmt: skip
+    assert (no_ray.returncode, no_ray.stdout) == (2, "")
+    assert no_ray.stderr.splitlines() == [
+        "curate: error: --engine ray needs Ray, which is not installed: pip install 'curate[ray]'"
+    ]
+    assert not (demo / "elsewhere").exists()
 
     dist = demo / "dist"
     table = pq.read_table(dist / "data" / "train-00000-of-00001.parquet")

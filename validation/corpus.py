@@ -35,6 +35,9 @@ EXACT_PER_RECORD = 8
 
 # (file index, record index within the file) -> text
 TextLoader = Callable[[list[tuple[int, int]]], dict[tuple[int, int], str]]
+# A search giving what :func:`near_pairs` gives over a whole corpus (on an engine, elsewhere):
+# (corpus, threshold, shingle size) -> (later, earlier, Jaccard) pairs.
+NearSearch = Callable[["Corpus", float, int], list[tuple[int, int, float]]]
 
 
 @dataclass
@@ -99,10 +102,13 @@ class RecordIndex:
 class Corpus(RecordIndex):
     """Every record of a run in file/line order, with global indexes 0..n-1."""
 
-    def __init__(self, files: list[FileResult], load_texts: TextLoader) -> None:
+    def __init__(
+        self, files: list[FileResult], load_texts: TextLoader, near_search: NearSearch | None = None
+    ) -> None:
         super().__init__(files)
         self.files = files
         self._load = load_texts
+        self._near_search = near_search
         self.ids = [i for f in files for i in f.ids]
         # The corpus checks are the signatures' only reader: each file's are moved into the one
         # corpus-wide array and let go there, so they are never held twice (252 MB each time
@@ -138,129 +144,181 @@ class Corpus(RecordIndex):
         return out
 
     def near_pairs(self, threshold: float, shingle_size: int) -> list[tuple[int, int, float]]:
-        """(later, earlier, Jaccard) for each record with an earlier near-duplicate.
+        """(later, earlier, Jaccard) for each record with an earlier near-duplicate: the
+        search of :func:`near_pairs` over the whole corpus, or the run's own search (one that
+        gives the same pairs, elsewhere) when it has one."""
+        search = self._near_search or search_corpus
+        return search(self, threshold, shingle_size)
 
-        LSH puts records into buckets; records are then taken in file/line order and each is
-        compared with what its buckets offer: the representative (first record) of every
-        cluster found in the bucket so far, and the bucket's most recent members, both capped
-        (:data:`BUCKET_CLUSTERS`, :data:`BUCKET_RECENT`). The MinHash estimate drops candidates
-        far below the threshold, the best remaining ones (at most :data:`EXACT_PER_RECORD`) are
-        compared exactly over the two records' shingles, and only that decides. A record joins
-        the cluster of its most similar earlier record (the earliest on a tie), which is the
-        pair reported and the merge the build makes.
 
-        A bucket of n records thus costs O(n) comparisons, not the n²/2 pairs of enumerating it.
-        In buckets of up to :data:`BUCKET_RECENT` records every earlier member is a candidate, so
-        a record with at most :data:`EXACT_PER_RECORD` plausible candidates is paired exactly as
-        by comparing every pair. Exact duplicates take no part (they are the ``duplicate``
-        check's).
+def search_corpus(
+    corpus: Corpus, threshold: float, shingle_size: int
+) -> list[tuple[int, int, float]]:
+    """:func:`near_pairs` over every record of ``corpus`` that is the first with its id and
+    has words, in this process."""
+    active = corpus.first_occurrences() & corpus.sigs.any(axis=1)
+    records, buckets = bucket_members(corpus.sigs, active)
+    return near_pairs(
+        records, buckets, corpus.sigs, corpus.file_of, corpus.texts, threshold, shingle_size
+    )
 
-        Texts are fetched only for the records the exact comparisons will read. A first search
-        over the signatures alone, in which the estimate decides, names them; a record the
-        exact search needs beyond those (its clusters formed differently) is fetched with the
-        rest of its file's bucket members, so a file is read at most once more. The first
-        search costs as much as the second without its exact comparisons; it spares holding
-        the texts of every bucket member, a quarter of a generated corpus (672 MB for a million
-        records, measured) of which about one in eight is ever compared.
-        """
-        active = self.first_occurrences() & self.sigs.any(axis=1)
-        records, buckets = bucket_members(self.sigs, active)
-        if records.size == 0:
-            return []
-        min_estimate = threshold - ESTIMATE_MARGIN
-        needed: set[int] = set()
 
-        def by_estimate(g: int, cands: np.ndarray, est: np.ndarray) -> tuple[float, int] | None:
-            needed.add(g)
-            needed.update(cands.tolist())
-            ok = est >= threshold
-            if not ok.any():
-                return None
-            at = int(np.flatnonzero(ok)[0])  # best estimate first, the earliest on a tie
-            return float(est[at]), int(cands[at])
+def near_pairs(
+    records: np.ndarray,
+    buckets: np.ndarray,
+    sigs: np.ndarray,
+    file_of: np.ndarray,
+    load: Callable[[list[int]], dict[int, str]],
+    threshold: float,
+    shingle_size: int,
+) -> list[tuple[int, int, float]]:
+    """(later, earlier, Jaccard) for each record with an earlier near-duplicate, among the
+    bucket entries ``records`` and ``buckets`` (as :func:`~validation.sketch.bucket_members`
+    gives them), with ``sigs`` and ``file_of`` indexed by record number and ``load`` giving
+    texts by record number.
 
-        self._search(records, buckets, min_estimate, by_estimate)
-        texts = self.texts(sorted(needed))
-        needed.clear()
-        shingles: dict[int, np.ndarray] = {}
-        members = np.unique(records)
-        member_file = self.file_of[members]
-        missed_files: set[int] = set()
+    LSH puts records into buckets; records are then taken in file/line order and each is
+    compared with what its buckets offer: the representative (first record) of every
+    cluster found in the bucket so far, and the bucket's most recent members, both capped
+    (:data:`BUCKET_CLUSTERS`, :data:`BUCKET_RECENT`). The MinHash estimate drops candidates
+    far below the threshold, the best remaining ones (at most :data:`EXACT_PER_RECORD`) are
+    compared exactly over the two records' shingles, and only that decides. A record joins
+    the cluster of its most similar earlier record (the earliest on a tie), which is the
+    pair reported and the merge the build makes.
 
-        def shingles_of(g: int) -> np.ndarray:
-            got = shingles.get(g)
-            if got is None:
-                if g not in texts:
-                    # Not foreseen: fetch every bucket member of its file that is not held yet,
-                    # so that a file is read at most once more (without a spool, read is parse).
-                    fi = int(self.file_of[g])
-                    assert fi not in missed_files, "a bucket member's text was fetched twice"
-                    missed_files.add(fi)
-                    more = members[member_file == fi].tolist()
-                    texts.update(self.texts([m for m in more if m not in shingles]))
-                text = texts.pop(g)
-                words, rendered = comparison_forms(text)
-                got = shingles[g] = shingle_hashes(rendered or words, shingle_size)
-            return got
+    A bucket of n records thus costs O(n) comparisons, not the n²/2 pairs of enumerating it.
+    In buckets of up to :data:`BUCKET_RECENT` records every earlier member is a candidate, so
+    a record with at most :data:`EXACT_PER_RECORD` plausible candidates is paired exactly as
+    by comparing every pair. Exact duplicates take no part (they are the ``duplicate``
+    check's).
 
-        def exactly(g: int, cands: np.ndarray, _est: np.ndarray) -> tuple[float, int] | None:
-            best: tuple[float, int] | None = None
-            for earlier in cands.tolist():
-                score = jaccard_hashes(shingles_of(earlier), shingles_of(g))
-                if score >= threshold and (best is None or (score, -earlier) > (best[0], -best[1])):
-                    best = (score, earlier)
-            return best
+    Texts are fetched only for the records the exact comparisons will read. A first search
+    over the signatures alone, in which the estimate decides, names them; a record the
+    exact search needs beyond those (its clusters formed differently) is fetched with the
+    rest of its file's bucket members, so a file is read at most once more. The first
+    search costs as much as the second without its exact comparisons; it spares holding
+    the texts of every bucket member, a quarter of a generated corpus (672 MB for a million
+    records, measured) of which about one in eight is ever compared.
 
-        return self._search(records, buckets, min_estimate, exactly)
+    The search splits exactly by connected component of the graph in which a bucket links its
+    members: what a record is offered (its buckets' recent members and cluster roots, a
+    root being a record a member joined, so a neighbour), the candidates it picks and the
+    state it changes (its buckets', its own root) all lie in its component, and the records of
+    a component keep their order. So the entries of each component, searched on their own in
+    any order of components and anywhere, give the same pairs as the whole.
+    """
+    if records.size == 0:
+        return []
+    min_estimate = threshold - ESTIMATE_MARGIN
+    needed: set[int] = set()
 
-    def _search(
-        self,
-        records: np.ndarray,
-        buckets: np.ndarray,
-        min_estimate: float,
-        decide: Callable[[int, np.ndarray, np.ndarray], tuple[float, int] | None],
-    ) -> list[tuple[int, int, float]]:
-        """The search of :meth:`near_pairs`, with ``decide(record, candidates, estimates)``
-        picking the (score, earlier record) it joins, if any, among the candidates that the
-        estimate leaves (best estimate first, at most :data:`EXACT_PER_RECORD`)."""
-        parent: dict[int, int] = {}
+    def by_estimate(g: int, cands: np.ndarray, est: np.ndarray) -> tuple[float, int] | None:
+        needed.add(g)
+        needed.update(cands.tolist())
+        ok = est >= threshold
+        if not ok.any():
+            return None
+        at = int(np.flatnonzero(ok)[0])  # best estimate first, the earliest on a tie
+        return float(est[at]), int(cands[at])
 
-        def root(g: int) -> int:
-            # A record joins a cluster once, when it is new, so a root is always its cluster's
-            # first record and the chains stay one step long.
-            return parent.get(g, g)
+    _search(records, buckets, sigs, min_estimate, by_estimate)
+    texts = load(sorted(needed))
+    needed.clear()
+    return _exact_search(records, buckets, sigs, file_of, load, texts, threshold, shingle_size)
 
-        recent: dict[int, deque[int]] = {}
-        clusters: dict[int, list[int]] = {}
-        out: list[tuple[int, int, float]] = []
-        bounds = np.flatnonzero(np.diff(records)) + 1
-        for start, end in zip(
-            np.concatenate(([0], bounds)), np.concatenate((bounds, [records.size])), strict=True
-        ):
-            g = int(records[start])
-            mine = buckets[start:end].tolist()
-            offered: set[int] = set()
-            for b in mine:
-                offered.update(recent.get(b, ()))
-                offered.update(root(r) for r in clusters.get(b, ()))
-            best: tuple[float, int] | None = None
-            if offered:
-                cands = np.fromiter(sorted(offered), np.int64, len(offered))
-                # The share of equal signature values (count / n: the same floats as a mean).
-                est = np.count_nonzero(self.sigs[cands] == self.sigs[g], axis=1) / NUM_PERM
-                keep = est >= min_estimate
-                if keep.any():
-                    cands, est = cands[keep], est[keep]
-                    order = np.lexsort((cands, -est))[:EXACT_PER_RECORD]
-                    best = decide(g, cands[order], est[order])
-            if best is not None:
-                out.append((g, best[1], best[0]))
-                parent[g] = root(best[1])
-            top = root(g)
-            for b in mine:
-                queue = recent.setdefault(b, deque(maxlen=BUCKET_RECENT))
-                queue.append(g)
-                reps = clusters.setdefault(b, [])
-                if len(reps) < BUCKET_CLUSTERS and top not in reps:
-                    reps.append(top)
-        return out
+
+def _exact_search(
+    records: np.ndarray,
+    buckets: np.ndarray,
+    sigs: np.ndarray,
+    file_of: np.ndarray,
+    load: Callable[[list[int]], dict[int, str]],
+    texts: dict[int, str],
+    threshold: float,
+    shingle_size: int,
+) -> list[tuple[int, int, float]]:
+    """The search in which the exact Jaccard decides, over the ``texts`` the first search
+    named (a text is dropped once its shingles are made)."""
+    shingles: dict[int, np.ndarray] = {}
+    members = np.unique(records)
+    member_file = file_of[members]
+    missed_files: set[int] = set()
+
+    def shingles_of(g: int) -> np.ndarray:
+        got = shingles.get(g)
+        if got is None:
+            if g not in texts:
+                # Not foreseen: fetch every bucket member of its file that is not held yet,
+                # so that a file is read at most once more (without a spool, read is parse).
+                fi = int(file_of[g])
+                assert fi not in missed_files, "a bucket member's text was fetched twice"
+                missed_files.add(fi)
+                more = members[member_file == fi].tolist()
+                texts.update(load([m for m in more if m not in shingles]))
+            text = texts.pop(g)
+            words, rendered = comparison_forms(text)
+            got = shingles[g] = shingle_hashes(rendered or words, shingle_size)
+        return got
+
+    def exactly(g: int, cands: np.ndarray, _est: np.ndarray) -> tuple[float, int] | None:
+        best: tuple[float, int] | None = None
+        for earlier in cands.tolist():
+            score = jaccard_hashes(shingles_of(earlier), shingles_of(g))
+            if score >= threshold and (best is None or (score, -earlier) > (best[0], -best[1])):
+                best = (score, earlier)
+        return best
+
+    return _search(records, buckets, sigs, threshold - ESTIMATE_MARGIN, exactly)
+
+
+def _search(
+    records: np.ndarray,
+    buckets: np.ndarray,
+    sigs: np.ndarray,
+    min_estimate: float,
+    decide: Callable[[int, np.ndarray, np.ndarray], tuple[float, int] | None],
+) -> list[tuple[int, int, float]]:
+    """The search of :func:`near_pairs`, with ``decide(record, candidates, estimates)``
+    picking the (score, earlier record) it joins, if any, among the candidates that the
+    estimate leaves (best estimate first, at most :data:`EXACT_PER_RECORD`)."""
+    parent: dict[int, int] = {}
+
+    def root(g: int) -> int:
+        # A record joins a cluster once, when it is new, so a root is always its cluster's
+        # first record and the chains stay one step long.
+        return parent.get(g, g)
+
+    recent: dict[int, deque[int]] = {}
+    clusters: dict[int, list[int]] = {}
+    out: list[tuple[int, int, float]] = []
+    bounds = np.flatnonzero(np.diff(records)) + 1
+    for start, end in zip(
+        np.concatenate(([0], bounds)), np.concatenate((bounds, [records.size])), strict=True
+    ):
+        g = int(records[start])
+        mine = buckets[start:end].tolist()
+        offered: set[int] = set()
+        for b in mine:
+            offered.update(recent.get(b, ()))
+            offered.update(root(r) for r in clusters.get(b, ()))
+        best: tuple[float, int] | None = None
+        if offered:
+            cands = np.fromiter(sorted(offered), np.int64, len(offered))
+            # The share of equal signature values (count / n: the same floats as a mean).
+            est = np.count_nonzero(sigs[cands] == sigs[g], axis=1) / NUM_PERM
+            keep = est >= min_estimate
+            if keep.any():
+                cands, est = cands[keep], est[keep]
+                order = np.lexsort((cands, -est))[:EXACT_PER_RECORD]
+                best = decide(g, cands[order], est[order])
+        if best is not None:
+            out.append((g, best[1], best[0]))
+            parent[g] = root(best[1])
+        top = root(g)
+        for b in mine:
+            queue = recent.setdefault(b, deque(maxlen=BUCKET_RECENT))
+            queue.append(g)
+            reps = clusters.setdefault(b, [])
+            if len(reps) < BUCKET_CLUSTERS and top not in reps:
+                reps.append(top)
+    return out

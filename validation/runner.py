@@ -15,7 +15,7 @@ import numpy as np
 
 from validation import checks as _checks  # noqa: F401  (fills the registry)
 from validation.config import Config
-from validation.corpus import Corpus, FileResult, TextLoader
+from validation.corpus import Corpus, FileResult, NearSearch, TextLoader
 from validation.findings import Finding, Report, Severity
 from validation.language import body_language
 from validation.measures import summarise
@@ -141,9 +141,12 @@ def _measured(results: list[RecordResult]) -> dict[str, np.ndarray]:
 
 
 def check_corpus(
-    results: list[FileResult], config: Config, load_texts: TextLoader
+    results: list[FileResult],
+    config: Config,
+    load_texts: TextLoader,
+    near_search: NearSearch | None = None,
 ) -> tuple[list[Finding], dict[str, float]]:
-    corpus = Corpus(results, load_texts)
+    corpus = Corpus(results, load_texts, near_search)
     found: list[Finding] = []
     timings: dict[str, float] = {}
     for spec in checks("corpus", config):

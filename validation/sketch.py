@@ -233,33 +233,52 @@ def bucket_members(sigs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np
     result is sorted by record, then bucket.
     """
     idx = np.flatnonzero(active)
-    empty = np.empty(0, dtype=np.int64)
     if idx.size < 2:
-        return empty, empty
+        return join_bands(idx, [])
     # Each band is read from the signatures where they are: a copy of the active ones would
     # be all of them again (252 MB for a million records).
     index = None if idx.size == len(sigs) else idx
+    return join_bands(idx, [band_runs(band_hash(sigs, band, index)) for band in range(BANDS)])
+
+
+def band_runs(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The buckets of one band: (position, bucket) for every position of ``hashes`` whose value
+    another position shares, buckets numbered 0.. in the order of their values. Each band is
+    independent of the others, so they can be computed anywhere (one band is one key range of
+    the shuffle by band key)."""
+    empty = np.empty(0, dtype=np.int64)
+    order = np.argsort(hashes, kind="stable")
+    values = hashes[order]
+    same = values[1:] == values[:-1]
+    if not same.any():
+        return empty, empty
+    # Runs of equal values, as [start, end) in sorted order.
+    edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1) + 1
+    lengths = ends - starts
+    positions = np.repeat(starts - np.cumsum(np.concatenate(([0], lengths[:-1]))), lengths)
+    positions += np.arange(lengths.sum())
+    return order[positions].astype(np.int64), np.repeat(np.arange(starts.size), lengths)
+
+
+def join_bands(
+    idx: np.ndarray, runs: list[tuple[np.ndarray, np.ndarray]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`bucket_members` from each band's :func:`band_runs`, in band order, over the
+    records ``idx`` the bands' positions index: buckets numbered on across the bands, the
+    entries sorted by record, then bucket."""
     records: list[np.ndarray] = []
     buckets: list[np.ndarray] = []
     next_bucket = 0
-    for band in range(BANDS):
-        hashes = band_hash(sigs, band, index)
-        order = np.argsort(hashes, kind="stable")
-        values = hashes[order]
-        same = values[1:] == values[:-1]
-        if not same.any():
+    for positions, local in runs:
+        if positions.size == 0:
             continue
-        # Runs of equal values, as [start, end) in sorted order.
-        edges = np.diff(np.concatenate(([0], same.astype(np.int8), [0])))
-        starts = np.flatnonzero(edges == 1)
-        ends = np.flatnonzero(edges == -1) + 1
-        lengths = ends - starts
-        positions = np.repeat(starts - np.cumsum(np.concatenate(([0], lengths[:-1]))), lengths)
-        positions += np.arange(lengths.sum())
-        records.append(idx[order[positions]])
-        buckets.append(np.repeat(np.arange(next_bucket, next_bucket + starts.size), lengths))
-        next_bucket += starts.size
+        records.append(idx[positions])
+        buckets.append(local + next_bucket)
+        next_bucket += int(local[-1]) + 1
     if not records:
+        empty = np.empty(0, dtype=np.int64)
         return empty, empty
     rec, bkt = np.concatenate(records), np.concatenate(buckets)
     order = np.lexsort((bkt, rec))

@@ -78,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
             template=template,
             previous=previous,
             jobs=jobs,
+            engine=options.engine(args),
             cache_dir=options.cache_dir(args),
             on_file=out.files(paths, settings.checks.exclude),
             force=args.force,

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from curate.engine import ENGINES
 from curate.errors import UsageError
 
 if TYPE_CHECKING:
@@ -37,6 +38,19 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
         type=int,
         metavar="N",
         help="worker processes for per-file checks (default: one per core)",
+    )
+    p.add_argument(
+        "--engine",
+        choices=ENGINES,
+        help="where the per-file and corpus-wide tasks run: local (worker processes, the "
+        "default), serial (this process) or ray (a Ray cluster; the `ray` extra); the "
+        "config's `engine` otherwise",
+    )
+    p.add_argument(
+        "--ray-address",
+        metavar="ADDR",
+        help="the Ray cluster to run on (default: $RAY_ADDRESS, else a local cluster started "
+        "and stopped by the run); implies --engine ray",
     )
     p.add_argument(
         "--no-cache",
@@ -133,6 +147,17 @@ def jobs(args: argparse.Namespace) -> int | None:
         )
         return cpus
     return args.jobs
+
+
+def engine(args: argparse.Namespace) -> str:
+    """The engine's name: --engine, else ray with --ray-address (which the engine then finds
+    where Ray looks, $RAY_ADDRESS), else the config's."""
+    if args.ray_address:
+        if args.engine not in (None, "ray"):
+            raise UsageError(f"--ray-address is for --engine ray, not --engine {args.engine}")
+        os.environ["RAY_ADDRESS"] = args.ray_address
+        return "ray"
+    return args.engine or settings(args).engine
 
 
 def cache_dir(args: argparse.Namespace) -> str | None:

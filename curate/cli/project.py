@@ -41,7 +41,7 @@ def run_init(args: argparse.Namespace) -> int:
 
 def run_config(args: argparse.Namespace) -> int:
     loaded = options.loaded(args)
-    settings = loaded.settings.as_dict()
+    settings = loaded.settings.as_dict(run=True)
     if args.get is not None:
         key = args.get.replace("-", "_")
         if key not in settings:

@@ -57,6 +57,7 @@ def _check_output(option: str, given: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from curate import engine as engines
     from curate.pipeline.validate import printable, validate_paths
     from validation.render import (
         RENDERERS,
@@ -70,19 +71,27 @@ def run(args: argparse.Namespace) -> int:
     for option, given in (("--output", args.output), ("--json", args.json)):
         if given:
             _check_output(option, given)
+    jobs = options.jobs(args)
+    name = options.engine(args)
+    # The default pool is started by the run only if the work is large enough; another engine
+    # is the command's, made (its extra checked) before the work and closed after it.
+    runner = None if name == engines.DEFAULT else engines.make(name, jobs)
     out = console(args)
     paths = options.sources(args)
     try:
         report = validate_paths(
             paths,
             config,
-            jobs=options.jobs(args),
+            jobs=jobs,
+            engine=runner,
             cache_dir=options.cache_dir(args),
             progress=out.files(paths, config.exclude),
             warn=out.warn,
         ).report
     finally:
         out.close()
+        if runner is not None:
+            runner.close()
     out.timings(report.timings)
     report = printable(report)
     if args.write_baseline:

@@ -41,6 +41,7 @@ class Engine(Protocol):
 ENGINES = {
     "serial": "curate.engine.serial:Serial",
     "local": "curate.engine.local:LocalPool",
+    "ray": "curate.engine.ray:RayEngine",  # the `ray` extra
 }
 DEFAULT = "local"
 

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from curate import engine as engines
-from curate.ingest import formats
+from curate.dedupe.near import TextSource, engine_search
 from curate.ingest.discover import discover
 from curate.io import display
 from curate.scan.run import Progress, Rows, Scan, Warn, scan, stderr_warning
 from validation.config import Config
-from validation.corpus import FileResult, TextLoader
+from validation.corpus import FileResult
 from validation.findings import Report
 from validation.runner import add_timings, check_corpus, make_report
 
@@ -68,20 +68,26 @@ def validate_paths(
             sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
             progress=progress, warn=warn,
         )  # fmt: skip
+        # The near-duplicate search runs on the same engine, if the scan started one.
+        runner = engine or (own[0] if own else None)
+        return corpus_report(scanned, config, [s.format for s in sources], runner)
     finally:
         for pool in own:
             pool.close()
-    return corpus_report(scanned, config, [s.format for s in sources])
 
 
-def corpus_report(scanned: Scan, config: Config, source_formats: list[str]) -> ValidationRun:
-    """The corpus checks over the scanned files, and the run's report."""
+def corpus_report(
+    scanned: Scan, config: Config, source_formats: list[str], engine: Engine | None = None
+) -> ValidationRun:
+    """The corpus checks over the scanned files (the near-duplicate search on ``engine``, if
+    the run has one), and the run's report."""
     timings = dict(scanned.timings)
     for r in scanned.files:
         add_timings(timings, r.timings)
     t = time.perf_counter()
     loader = _texts_loader(scanned, config, source_formats)
-    corpus_findings, corpus_timings = check_corpus(scanned.files, config, loader)
+    near = engine_search(engine, loader) if engine is not None else None
+    corpus_findings, corpus_timings = check_corpus(scanned.files, config, loader, near)
     add_timings(timings, corpus_timings)
     timings["corpus (wall)"] = time.perf_counter() - t
     return ValidationRun(
@@ -94,30 +100,10 @@ def corpus_report(scanned: Scan, config: Config, source_formats: list[str]) -> V
     )
 
 
-def _texts_loader(scanned: Scan, config: Config, source_formats: list[str]) -> TextLoader:
+def _texts_loader(scanned: Scan, config: Config, source_formats: list[str]) -> TextSource:
     """Record texts by handle, for the near-duplicate check's few candidates: from the spooled
     rows in a build, else by reading the file again."""
-
-    def load(keys: list[tuple[int, int]]) -> dict[tuple[int, int], str]:
-        by_file: dict[int, list[int]] = {}
-        for fi, ri in keys:
-            by_file.setdefault(fi, []).append(ri)
-        out = {}
-        for fi, indexes in by_file.items():
-            spool = scanned.spools[fi] if scanned.spools else None
-            if spool is not None:
-                from curate.transform.rows import raw_texts
-
-                texts = raw_texts(spool, indexes)
-                out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
-                continue
-            path = Path(scanned.files[fi].path)
-            source = formats.get(source_formats[fi]).read(path, config)
-            for ri in indexes:
-                out[(fi, ri)] = source.records[ri].text
-        return out
-
-    return load
+    return TextSource(scanned.spools, [f.path for f in scanned.files], source_formats, config)
 
 
 def printable(report: Report) -> Report:

@@ -50,6 +50,7 @@ HEAVY = (
     "multiprocessing",
     "concurrent.futures",
     "sqlite3",
+    "ray",  # the `ray` extra: only `--engine ray` imports it
 )
 # What the checks need and a warm run (every result from the cache) must not: numpy stays (the
 # cached sketches are arrays), the schema check's pandas and pandera and the language model go.

@@ -18,7 +18,8 @@ import curate.scan.run
 from curate import engine as engines
 from curate.engine.serial import Serial
 from curate.pipeline.build import build
-from curate.settings import Settings
+from curate.settings import Settings, from_mapping
+from validation.config import ConfigError
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -114,6 +115,15 @@ def test_engines_are_found_by_name():
         pool.close()
     with pytest.raises(KeyError):
         engines.make("nowhere")
+
+
+def test_the_engine_is_a_setting_of_the_run_that_the_manifest_does_not_list():
+    on_ray = from_mapping({"engine": "ray"})
+    assert on_ray.engine == "ray"
+    assert on_ray.as_dict() == Settings().as_dict()  # what the manifest's `settings` holds
+    assert on_ray.as_dict(run=True)["engine"] == "ray"  # what `curate config` shows
+    with pytest.raises(ConfigError, match="engine must be one of serial, local, ray"):
+        from_mapping({"engine": "spark"})
 
 
 def test_a_copy_of_a_build_folder_is_the_same_tree(tmp_path):

@@ -1,0 +1,217 @@
+"""The Ray engine: the tasks of a run on a Ray cluster, one machine or many.
+
+With an address (``RAY_ADDRESS`` or ``--ray-address``) it joins that cluster and leaves it
+running when the run ends; without one it starts a cluster on this machine, bound to
+127.0.0.1, with no dashboard and no usage statistics, and stops it at the end of the run. Either
+way nothing starts before the first task that needs a worker: a run whose work is small enough
+for the main process never touches the cluster. Ray is an optional extra (``curate[ray]``) and
+is imported only when this engine is chosen.
+
+Results come back in task order and every task names what it reads and writes, so a build on
+Ray is the same bytes as on the local pool. A worker or node that dies mid-task is Ray's to
+retry (:data:`RETRIES` times: the tasks are idempotent, they rewrite the same files); past that
+the run fails with one line (:class:`curate.errors.WorkerDied`) before anything is published.
+Closing the engine (the end of the run, an error, Ctrl-C) cancels every task still queued or
+running, so a stopped run leaves nothing working behind it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
+
+from curate.errors import UsageError, WorkerDied
+
+T = TypeVar("T")
+R = TypeVar("R")
+RETRIES = 3  # attempts after the first, for a task whose worker or node died
+INSTALL = "pip install 'curate[ray]'"
+CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
+
+
+class ClusterUnreachable(WorkerDied):
+    """The Ray cluster named by the address could not be joined: exit 3, one line."""
+
+
+def _import_ray(local: bool) -> Any:
+    """``ray``, imported with this engine's defaults in the environment (a value set there
+    already wins): no usage statistics; workers on this interpreter rather than a ``uv run``
+    of their own (which Ray does by default when the main process runs under ``uv run``, and
+    which re-creates the environment without the extra); and, for a cluster of our own, every
+    address on 127.0.0.1 (Ray otherwise binds the machine's outward address). Ray reads these
+    when it is imported."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(f"--engine ray needs Ray, which is not installed: {INSTALL}") from None
+    return ray
+
+
+def _run(fn: Callable[[T], R], task: T, folder: str) -> R:
+    """The one remote function: any picklable callable, with its task (``ray.remote`` takes
+    functions only, and one remote function is registered with the cluster once), run in the
+    main process's working folder, so that the relative paths a task names (the drops as
+    given, the output folder, the cache) are the same files on every node of a cluster that
+    shares a filesystem."""
+    if os.getcwd() != folder:
+        try:
+            os.chdir(folder)
+        except OSError as exc:
+            raise FileNotFoundError(
+                f"{folder}: the working folder of the build is not on Ray node "
+                f"{socket.gethostname()} ({exc.strerror}); run from a folder every node shares"
+            ) from None
+    return fn(task)
+
+
+def _reachable(address: str) -> None:
+    """Refuse, within seconds, an address nothing answers at: Ray itself keeps trying for
+    minutes. ``auto`` and other addresses without a port are left to Ray."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+    except OSError as exc:
+        raise ClusterUnreachable(
+            f"cannot join the Ray cluster at {address}: {exc.strerror or exc}"
+        ) from None
+
+
+class RayEngine:
+    """Tasks on a Ray cluster: the one at ``address`` (default ``$RAY_ADDRESS``), or a local one
+    of ``jobs`` CPUs (default: one per CPU) started on first use and stopped by :meth:`close`.
+    A process that has called ``ray.init`` itself (a test, a notebook) keeps its connection."""
+
+    name = "ray"
+
+    def __init__(self, jobs: int | None = None, address: str | None = None) -> None:
+        self.address = address or os.environ.get("RAY_ADDRESS") or None
+        self._ray = _import_ray(local=self.address is None)
+        if self.address is not None:
+            _reachable(self.address)  # before any work, however small the work turns out
+        self._jobs = jobs
+        self._workers: int | None = None
+        self._owned = False  # this engine called ray.init, and shuts it down
+        self._live: set[Any] = set()  # refs of tasks submitted and not yet read
+        self._remote: Any = None  # the remote function, made on first use
+        self.retries = RETRIES
+
+    @property
+    def workers(self) -> int:
+        """Tasks that run at once: the cluster's CPUs (joining or starting it)."""
+        if self._workers is None:
+            self._connect()
+            cpus = int(self._ray.cluster_resources().get("CPU", 1))
+            self._workers = max(1, cpus)
+        return self._workers
+
+    def _connect(self) -> None:
+        ray = self._ray
+        if ray.is_initialized():
+            return
+        quiet: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
+        if self.address is None:
+            from curate.engine import default_jobs
+
+            cpus = self._jobs or default_jobs()
+            # "local": a new cluster, never one that `ray start` left on this machine.
+            ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+        else:
+            try:
+                ray.init(address=self.address, **quiet)
+            except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                if "InvalidAuthToken" in f"{exc} {exc.__cause__}":
+                    first += (
+                        "; it asks for a token (`ray start` turns token authentication on): "
+                        "set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN unless ~/.ray/auth_token "
+                        "holds the cluster's"
+                    )
+                raise ClusterUnreachable(
+                    f"cannot join the Ray cluster at {self.address}: {first}"
+                ) from None
+        self._owned = True
+
+    def _function(self) -> Any:
+        if self._remote is None:
+            # Retried on a dead worker or node only, never on an exception the task raised:
+            # that is the same exception again, and the caller's to handle.
+            self._remote = self._ray.remote(_run).options(
+                max_retries=self.retries, retry_exceptions=False
+            )
+        return self._remote
+
+    def map(
+        self, fn: Callable[[T], R], tasks: Iterable[T], *, ahead: int | None = None
+    ) -> Iterator[R]:
+        self._connect()
+        remote = self._function()
+        folder = os.getcwd()
+        window: deque[Any] = deque()
+        try:
+            for task in tasks:
+                ref = remote.remote(fn, task, folder)
+                self._live.add(ref)
+                window.append(ref)
+                if ahead is not None and len(window) >= ahead:
+                    yield self._result(window.popleft())
+            while window:
+                yield self._result(window.popleft())
+        finally:
+            # Abandoned (an error, Ctrl-C, a consumer that stopped reading): nothing of this
+            # map goes on running.
+            self._cancel(window)
+
+    def _result(self, ref: Any) -> Any:
+        ray = self._ray
+        try:
+            return ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:
+            # The task raised: the same exception as on any other engine.
+            raise exc.cause from None
+        except (
+            ray.exceptions.WorkerCrashedError,
+            ray.exceptions.NodeDiedError,
+            ray.exceptions.ObjectLostError,
+            ray.exceptions.LocalRayletDiedError,
+        ) as exc:
+            raise WorkerDied(
+                f"a Ray worker died and its task failed {self.retries + 1} times "
+                f"({type(exc).__name__}); nothing was written"
+            ) from None
+        finally:
+            self._live.discard(ref)
+
+    def _cancel(self, refs: Iterable[Any]) -> None:
+        for ref in list(refs):
+            # A task already finished, or a cluster already gone: nothing to stop.
+            with contextlib.suppress(Exception):
+                self._ray.cancel(ref, force=True)
+            self._live.discard(ref)
+
+    def close(self) -> None:
+        """Cancel what is still queued or running; stop the cluster this engine started (or
+        leave the one it joined, still running)."""
+        ray = self._ray
+        if self._live and ray.is_initialized():
+            self._cancel(self._live)
+        if self._owned:
+            ray.shutdown()
+            self._owned = False
+        self._workers = None
+        self._remote = None
+
+    def __enter__(self) -> RayEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
