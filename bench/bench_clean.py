@@ -6,7 +6,7 @@
 * **markup left**: the share of rows whose cleaned ``abstract`` still holds markup, judged by
   the patterns written below (not imported from ``validation/``), per kind. Leftovers that are
   math (a ``$``, or braces after ``^``/``_``) are counted apart: math spans are converted by
-  ``curate/texmath.py`` (issue 8, math part), not by text mode.
+  ``curate/transform/texmath.py``, not by text mode.
   The TeX the cleaner publishes on purpose and lists as kept (``math-kept``: a math span it
   could not convert faithfully, as ``$…$``; an author's own command such as ``\\kms``) is
   counted apart too, and "any TeX or markup in the row" counts every row the oracle finds
@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import OUT, ROOT, machine, table
 
 # --- The independent oracle -----------------------------------------------------------------
-# Written for this benchmark from the markup kinds of issue 8; shares no code with curate or
+# Written for this benchmark from the markup kinds text mode converts; shares no code with curate or
 # validation. Each pattern finds markup that should not be in a cleaned abstract.
 ORACLE = {
     "tex command": re.compile(r"\\[A-Za-z]+"),

@@ -194,7 +194,7 @@ def test_result_fields() -> None:
 
 
 def test_citation_goes_with_its_key() -> None:
-    # A citation key is not text (issue 8); tests/test_text_mode.py has the real examples.
+    # A citation key is not text; tests/transform/test_text_mode.py has the real examples.
     assert clean_text(r"as shown in \citealp{Vaswani2017}.").text == "as shown in."
 
 

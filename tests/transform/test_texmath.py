@@ -1,4 +1,4 @@
-"""Math spans keep their meaning (issue 8, math part): curate/texmath.py and its use.
+"""Math spans keep their meaning: curate/transform/texmath.py and its use.
 
 Real examples are quoted from the dev corpus (``records.jsonl.gz``) with their ids; every
 expected output is written here by hand. ``tests/data/math_sample.jsonl`` holds 97 records with
@@ -283,7 +283,7 @@ def test_build_reports_and_counts_kept_math(tmp_path: Path) -> None:
     ids=["off", "per-file-ignores"],
 )
 def test_kept_math_follows_rule_control(tmp_path: Path, settings: dict) -> None:
-    # 10's rule control applies to the build's own code too; the card still counts the span.
+    # Severity and per-file ignores apply to the build's own code; the card still counts it.
     config = from_mapping(settings, "test")
     result = build([_drop(tmp_path)], tmp_path / "dist", config, template=ROOT / "dataset_card.md")
     assert [f for f in result.report if f.code == "math-kept"] == []

@@ -1,4 +1,4 @@
-"""Text-mode cleaning (issue 8): real abstracts, an oracle of our own, precision, linear patterns.
+"""Text-mode cleaning: real abstracts, an oracle of our own, precision, linear patterns.
 
 Every real example is quoted from the dev corpus (``records.jsonl.gz``) with its id; the
 expected outputs were written by hand. The oracle patterns below are written here, not
