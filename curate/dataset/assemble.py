@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
-from curate.dataset.manifest import row_digest
+from curate.dataset.manifest import row_digests
 from curate.dataset.table import ARROW_SCHEMA, check_rows
 from curate.dataset.writers import DataFile, TableWriter
 from curate.dedupe.plan import Plan
@@ -145,10 +145,8 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
     if not rows:
         return kept
     check_rows(rows)
-    digests = [row_digest(r) for r in rows]
-    table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA).append_column(
-        DIGEST, pa.array(digests, pa.string())
-    )
+    table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+    table = table.append_column(DIGEST, pa.array(row_digests(table), pa.string()))
     # One file per task, its rows grouped by bucket, and the record batches of each bucket
     # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
     # filtered once per bucket: 256 passes over every task's rows cost more than making them,

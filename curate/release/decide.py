@@ -36,11 +36,11 @@ def against_previous(
     byte, and publishing it does nothing.
     """
     assert previous.version is not None and previous.manifest is not None
-    rows, schema = read_parquet_files(data, str(stage))
+    rows, schema, arrow = read_parquet_files(data, str(stage))
     own = Stamp.of(previous.manifest, previous.changelog)
     trial = json.loads(json.dumps(write_release(own)))
     metadata = manifest_changes(previous.manifest, trial)
-    new = Release("this build", rows, schema, trial)
+    new = Release("this build", rows, schema, trial, arrow=arrow)
     diff = diff_releases(previous, new, metadata=metadata)
     decision = decide_version(previous.version, diff.level, requested, previous.version)
     if decision.note:

@@ -170,7 +170,14 @@ def manifest_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> 
         elif old_files[name].get("sha256") != new_files[name].get("sha256"):
             out.append(f"file {name} changed")
     # local_files: the hash of the build's own report page, which is not part of the release
-    skip = VERSION_INDEPENDENT | {"fingerprint", "rows", "schema", "local_files"}
+    skip = VERSION_INDEPENDENT | {"fingerprint", "fingerprint_version", "rows", "schema"}
+    skip |= {"local_files"}
+    before, after = (m.get("fingerprint_version", 1) for m in (old, new))
+    if before != after:
+        out.append(
+            f"the content fingerprint is defined anew (version {before} → {after}), so the "
+            "fingerprints differ; the rows were compared one by one"
+        )
     for key in sorted((set(old) | set(new)) - skip):
         a, b = old.get(key), new.get(key)
         if a == b:

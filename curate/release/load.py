@@ -38,6 +38,16 @@ class Release:
     schema: list[dict[str, Any]]
     manifest: dict[str, Any] | None = None
     changelog: str | None = None
+    arrow: pa.Schema | None = None  # the Parquet files' schema, to digest the rows as written
+
+    @property
+    def fingerprint_version(self) -> int:
+        """The definition of :attr:`fingerprint` (a manifest without the key: version 1)."""
+        from curate.dataset.manifest import FINGERPRINT_VERSION
+
+        if self.manifest and self.manifest.get("fingerprint"):
+            return int(self.manifest.get("fingerprint_version", 1))
+        return FINGERPRINT_VERSION
 
     @property
     def version(self) -> str | None:
@@ -45,17 +55,21 @@ class Release:
 
     @property
     def fingerprint(self) -> str:
-        from curate.dataset.manifest import canonical_fingerprint
+        import pyarrow as pa
+
+        from curate.dataset.manifest import fingerprint_of, row_digests
 
         if self.manifest and self.manifest.get("fingerprint"):
             return str(self.manifest["fingerprint"])
-        return canonical_fingerprint([self.rows[k] for k in sorted(self.rows)])
+        table = pa.Table.from_pylist([self.rows[k] for k in sorted(self.rows)], self.arrow)
+        return fingerprint_of(row_digests(table))
 
     def summary(self) -> dict[str, Any]:
         return {
             "label": self.label,
             "version": self.version,
             "fingerprint": self.fingerprint,
+            "fingerprint_version": self.fingerprint_version,
             "rows": len(self.rows),
         }
 
@@ -64,7 +78,10 @@ def parquet_schema(schema: pa.Schema) -> list[dict[str, Any]]:
     return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
 
 
-def read_parquet_files(paths: list[Path], label: str) -> tuple[dict, list[dict[str, Any]]]:
+def read_parquet_files(
+    paths: list[Path], label: str
+) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], pa.Schema]:
+    """The rows of ``paths`` by id, their schema as the diff lists it, and as Arrow has it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -89,7 +106,7 @@ def read_parquet_files(paths: list[Path], label: str) -> tuple[dict, list[dict[s
             if key in rows:
                 raise ReleaseError(f"{label}: id {key} occurs more than once")
             rows[key] = row
-    return rows, parquet_schema(schema)
+    return rows, parquet_schema(schema), schema
 
 
 def read_folder(folder: Path, label: str | None = None) -> Release:
@@ -123,8 +140,8 @@ def read_folder(folder: Path, label: str | None = None) -> Release:
             changelog = (folder / CHANGELOG).read_text(encoding="utf-8")
     else:
         paths = sorted(folder.glob("data/**/*.parquet")) or sorted(folder.glob("*.parquet"))
-    rows, schema = read_parquet_files(paths, label)
-    return Release(label, rows, schema, manifest, changelog)
+    rows, schema, arrow = read_parquet_files(paths, label)
+    return Release(label, rows, schema, manifest, changelog, arrow)
 
 
 def manifest_key_problem(rel: object) -> str | None:
@@ -277,8 +294,8 @@ def load_release(
     if path.is_file():
         if path.suffix != ".parquet":
             raise ReleaseUsageError(f"{text}: not a build folder or a .parquet file")
-        rows, schema = read_parquet_files([path], text)
-        return Release(text, rows, schema)
+        rows, schema, arrow = read_parquet_files([path], text)
+        return Release(text, rows, schema, arrow=arrow)
     raise ReleaseUsageError(f"{text}: no such build folder or Parquet file")
 
 

@@ -143,7 +143,7 @@ def _check_parquet(files: dict[str, LocalFile], manifest: dict[str, Any]) -> lis
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from curate.dataset.manifest import row_digest
+    from curate.dataset.manifest import FINGERPRINT_VERSIONS, row_digests
 
     parquet = sorted(rel for rel in files if rel.endswith(".parquet"))
     if not parquet:
@@ -159,10 +159,15 @@ def _check_parquet(files: dict[str, LocalFile], manifest: dict[str, Any]) -> lis
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             return [f"{rel} does not read back as Parquet ({first})"]
 
+    version = manifest.get("fingerprint_version", 1)
+    if version not in FINGERPRINT_VERSIONS:
+        return [f"{MANIFEST} has a fingerprint_version this curate does not know: {version!r}"]
+
     def digests(rel: str) -> Iterator[tuple[str, str]]:
         for batch in readers[rel].iter_batches(batch_size=10_000):
-            for row in batch.to_pylist():
-                yield row["id"], row_digest(row)
+            table = pa.Table.from_batches([batch])
+            ids = table.column("id").to_pylist()
+            yield from zip(ids, row_digests(table, version), strict=True)
 
     # The fingerprint is over every row in id order; each file (a shard, a split) is in id
     # order, so the files are merged as they are read.
