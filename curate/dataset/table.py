@@ -4,17 +4,28 @@
 with, the pandera schema its rows are checked against before writing, the Hugging Face
 ``Features`` in the card and the Croissant fields are all generated from it, so they can never
 disagree about a column.
+
+The rows are checked as :mod:`validation.schema` checks the parsed records: the same rules are
+first evaluated in plain Python over the rows, which only proves "nothing to report"; where a
+row might fail, pandera validates the frame and says what fails. A build whose rows all hold
+(every sound build) imports neither pandas nor pandera, about 0.4 s and 100 MB.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
+import math
+import operator
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SOURCE_TYPE = pa.struct(
     [
@@ -33,7 +44,8 @@ class Column:
     """One column of the published table: its Arrow type, its description (the card's and the
     Croissant file's), whether it may be null, and what its values must hold (pandera's checks,
     generated below: ``pattern`` must match, ``min_length`` characters at least, a number from
-    ``min_value`` to ``max_value``, ``unique``; ``check`` a test of the whole column)."""
+    ``min_value`` to ``max_value``, ``unique``; ``check`` a test of each value that is not null,
+    with the error it reports)."""
 
     name: str
     type: pa.DataType
@@ -44,20 +56,17 @@ class Column:
     min_value: int | None = None
     max_value: int | None = None
     unique: bool = False
-    check: tuple[Callable[[pd.Series], pd.Series], str] | None = None  # (test, its error)
+    check: tuple[Callable[[Any], bool], str] | None = None  # (test of a value, its error)
 
 
-def _sources_ok(values: pd.Series) -> pd.Series:
-    def ok(sources: object) -> bool:
-        items = list(sources) if sources is not None else []
-        return (
-            len(items) >= 1
-            and items[0]["match"] == "original"
-            and all(s["match"] in MATCH_KINDS for s in items)
-            and all((s["similarity"] is None) == (s["match"] != "near") for s in items)
-        )
-
-    return values.map(ok)
+def _sources_ok(sources: Any) -> bool:
+    items = list(sources)
+    return (
+        len(items) >= 1
+        and items[0]["match"] == "original"
+        and all(s["match"] in MATCH_KINDS for s in items)
+        and all((s["similarity"] is None) == (s["match"] != "near") for s in items)
+    )
 
 
 # The published table, column by column: the one declaration that the Arrow schema, the pandera
@@ -66,7 +75,7 @@ COLUMNS: list[Column] = [
     Column(
         "id", pa.string(),
         "Stable id: first 16 hex digits of the SHA-256 of the normalised text.",
-        pattern=r"^[0-9a-f]{16}$", unique=True,
+        pattern=r"^[0-9a-f]{16}\Z", unique=True,  # \Z: "$" would allow a final newline
     ),
     Column(
         "abstract", pa.string(),
@@ -177,7 +186,7 @@ def _pandera_column(column: Column) -> Any:
     elif column.min_value is not None:
         checks.append(pa_schema.Check.ge(column.min_value))
     if column.check is not None:
-        checks.append(pa_schema.Check(column.check[0], error=column.check[1]))
+        checks.append(pa_schema.Check(column.check[0], element_wise=True, error=column.check[1]))
     return pa_schema.Column(
         _pandas_dtype(column), checks or None, nullable=column.nullable, unique=column.unique
     )
@@ -204,6 +213,9 @@ class TableContractBroken(ValueError):
 
 def check_rows(rows: list[dict[str, Any]]) -> None:
     """The published table's contract, on some rows before they are written."""
+    if rows_hold(rows, COLUMNS):
+        return
+    import pandas as pd
     from pandera.errors import SchemaErrors
 
     frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
@@ -217,8 +229,94 @@ def check_rows(rows: list[dict[str, Any]]) -> None:
         raise TableContractBroken(_broken(exc.failure_cases, rows)) from None
 
 
+_INT_RANGES = {
+    pa.int8(): (-(2**7), 2**7 - 1), pa.int16(): (-(2**15), 2**15 - 1),
+    pa.int32(): (-(2**31), 2**31 - 1), pa.int64(): (-(2**63), 2**63 - 1),
+}  # fmt: skip
+_SURROGATE = re.compile("[\ud800-\udfff]")  # a string Arrow cannot encode
+
+
+def rows_hold(rows: list[dict[str, Any]], columns: tuple[Column, ...] | list[Column]) -> bool:
+    """Whether every row surely holds the contract of ``columns`` (False: let pandera see).
+
+    Each row must have every column; every value must be of its column's type (a list of the
+    items its Arrow type names, a struct with every field) and hold the column's rules, a null
+    only where the column is nullable and then looked at by no other rule, as in pandera; a
+    unique column may hold no value twice. Stricter than pandera where that is simpler: a float
+    column's numbers must be floats or ints. A column at a time, in C-level passes (``map``,
+    ``set``, ``min``), since the rows are checked at every build.
+    """
+    try:
+        for column in columns:
+            values = [row[column.name] for row in rows]
+            if column.unique and len(set(values)) != len(values):
+                return False
+            if column.nullable:
+                values = [v for v in values if v is not None]
+            if not _values_hold(column, values):
+                return False
+    except (KeyError, TypeError, OverflowError):  # a column missing, a value not comparable
+        return False
+    return True
+
+
+def _values_hold(column: Column, values: list[Any]) -> bool:
+    """Whether these values, none of them null unless the column says so, hold ``column``."""
+    if not values:
+        return True
+    kind = column.type
+    if not _typed(kind, values):
+        return False
+    if column.pattern is not None and not all(map(_pattern(column.pattern).match, values)):
+        return False  # pandera's str_matches is re.match
+    if column.min_length is not None and min(map(len, values)) < column.min_length:
+        return False
+    if column.min_value is not None and min(values) < column.min_value:
+        return False
+    if column.max_value is not None and max(values) > column.max_value:
+        return False
+    return column.check is None or all(map(column.check[0], values))
+
+
+def _typed(kind: pa.DataType, values: list[Any]) -> bool:
+    """Whether every value is a non-null value Arrow writes as ``kind`` unchanged."""
+    types = set(map(type, values))
+    if pa.types.is_string(kind):
+        return types == {str} and not any(
+            map(_SURROGATE.search, itertools.filterfalse(str.isascii, values))
+        )
+    if pa.types.is_boolean(kind):
+        return types == {bool}
+    if kind in _INT_RANGES:
+        low, high = _INT_RANGES[kind]
+        return types == {int} and low <= min(values) and max(values) <= high
+    if pa.types.is_floating(kind):
+        return types <= {float, int} and not any(map(math.isnan, values))  # pandas' null
+    if pa.types.is_list(kind):
+        items = list(itertools.chain.from_iterable(values)) if types == {list} else None
+        return items is not None and (not items or _typed(kind.value_type, items))
+    if pa.types.is_struct(kind):
+        if types != {dict} or set(map(len, values)) != {kind.num_fields}:
+            return False
+        for field in kind:
+            got = list(map(operator.itemgetter(field.name), values))
+            if field.nullable:
+                got = [v for v in got if v is not None]
+            if got and not _typed(field.type, got):
+                return False
+        return True
+    return False
+
+
+@functools.cache
+def _pattern(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
+
+
 def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> str:
     """One line: what breaks the contract, each with the first row's source."""
+    import pandas as pd
+
     seen: dict[tuple[str, str, str], list[str]] = {}
     for case in cases.itertuples(index=False):
         where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])

@@ -95,13 +95,16 @@ def test_a_type_it_does_not_know_is_refused_not_guessed(typ):
         hf_features(pa.schema([("x", typ)]))
 
 
-def test_a_build_imports_neither_datasets_nor_matplotlib(tmp_path):
-    """A whole build in a fresh interpreter: neither library is loaded (nor needed installed)."""
+def test_a_sound_build_imports_neither_datasets_matplotlib_nor_pandera(tmp_path):
+    """A whole build in a fresh interpreter: none of them is loaded. The table's contract held
+    for every row in plain Python, so pandera was never needed to say what fails. (pandas is:
+    pyarrow imports it, when it is installed, the first time it makes an array of a list.)"""
     probe = (
         "import sys\nfrom curate.cli import main\n"
         f"assert main(['-q', 'build', {str(SOURCES)!r}, '--out', {str(tmp_path / 'dist')!r}, "
         "'--no-cache']) == 0\n"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'datasets', 'matplotlib'}))"
+        "heavy = {'datasets', 'matplotlib', 'pandera'}\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy))"
     )
     out = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
@@ -131,6 +134,7 @@ def test_the_contract_takes_a_sound_row():
         ({"sources": None}, "sources"),  # never null: every row has its original
         ({"sources": []}, "sources"),
         ({"id": "not-hex"}, "id"),
+        ({"id": "0123456789abcdef\n"}, "id"),
         ({"year": 1066}, "year"),
         ({"abstract": ""}, "abstract"),
         ({"word_count": 0}, "word_count"),
@@ -145,3 +149,76 @@ def test_the_arrow_schema_says_what_the_contract_says_of_nulls():
     """Written out here, column by column: what a consumer may find null."""
     nullable = {f.name for f in ARROW_SCHEMA if f.nullable}
     assert nullable == {"venue", "year", "language"}
+
+
+# Rows the plain pass must not vouch for: each breaks the contract, or is a value pandera has to
+# look at (a type the rules do not name).
+SUSPECT = [
+    {"id": "0123456789ABCDEF"},
+    {"id": "0123456789abcdef\n"},  # "$" of a pattern would match before the newline
+    {"id": 1234567890123456},
+    {"abstract": ""},
+    {"abstract": None},
+    {"abstract": "lone \ud800 surrogate"},
+    {"venue": 7},
+    {"year": 1949},
+    {"year": 2101},
+    {"year": 2**40},
+    {"year": True},
+    {"year": 2025.0},
+    {"word_count": 0},
+    {"word_count": None},
+    {"has_math": 1},
+    {"markup": None},
+    {"markup": "latex"},
+    {"markup": [1]},
+    {"flags": ("truncated",)},
+    {"sources": None},
+    {"sources": []},
+    {"sources": [{"file": "a.txt", "line": 3, "header": None, "header_language": None,
+                  "match": "exact", "similarity": None}]},
+    {"sources": [{"file": "a.txt", "line": 3, "header": None, "header_language": None,
+                  "match": "original", "similarity": 0.9}]},
+    {"sources": [{"file": "a.txt", "line": "3", "header": None, "header_language": None,
+                  "match": "original", "similarity": None}]},
+    {"sources": [{"file": "a.txt", "line": 3, "match": "original", "similarity": None}]},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("change", SUSPECT, ids=[next(iter(c)) for c in SUSPECT])
+def test_the_plain_pass_vouches_for_no_row_pandera_might_refuse(change):
+    from curate.dataset.table import COLUMNS, rows_hold
+
+    rows = [_row(), _row(**{"id": "fedcba9876543210", **change})]
+    assert not rows_hold(rows, COLUMNS)
+
+
+def test_the_plain_pass_catches_a_repeated_id_and_a_missing_column():
+    from curate.dataset.table import COLUMNS, rows_hold
+
+    assert not rows_hold([_row(), _row()], COLUMNS)
+    with pytest.raises(TableContractBroken, match=r"\bid\b"):
+        check_rows([_row(), _row()])
+    missing = _row()
+    del missing["language"]
+    assert not rows_hold([missing], COLUMNS)
+
+
+def test_what_the_plain_pass_vouches_for_pandera_passes(tmp_path):
+    """The rows of a real build (the bundled sources), vouched for by the plain pass, also pass
+    pandera's own validation of the contract: the fast path hides nothing pandera would say."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from curate.dataset.table import COLUMNS, _pandas_dtype, rows_hold, table_schema
+    from curate.pipeline.build import build
+    from curate.settings import Settings
+
+    build([SOURCES], tmp_path / "dist", Settings(), template=ROOT / "dataset_card.md")
+    rows = pq.read_table(tmp_path / "dist" / "data").to_pylist()
+    assert len(rows) == 55 and rows_hold(rows, COLUMNS)
+    frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
+    for c in COLUMNS:
+        if isinstance(_pandas_dtype(c), str):
+            frame[c.name] = frame[c.name].astype(_pandas_dtype(c))
+    table_schema().validate(frame, lazy=True)  # raises SchemaErrors if any row fails
