@@ -112,7 +112,7 @@ def discover(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list
             if not entries:
                 also = f" (after --exclude {', '.join(exclude)})" if exclude else ""
                 claimed = ", ".join(formats.patterns())
-                raise UsageError(f"no drops ({claimed}) in {display(path)}{also}")
+                raise UsageError(f"no sources ({claimed}) in {display(path)}{also}")
             for item in entries:
                 found.setdefault(item.path.as_posix(), item)
         elif path.exists() or path.is_symlink():
