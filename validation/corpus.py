@@ -50,6 +50,10 @@ class FileResult:
     sigs: np.ndarray  # uint16[n, NUM_PERM]: MinHash signatures
     findings: list[Finding]
     timings: dict[str, float] = field(default_factory=dict)
+    # A build's, for the provenance of tabular records: each record's row and the source's
+    # own id (None for a text drop, whose lines say it all).
+    rows: np.ndarray | None = None  # int32[n]
+    source_ids: list[str | None] | None = None
 
     @property
     def n_records(self) -> int:

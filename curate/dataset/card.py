@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from curate.dataset.table import COLUMNS, hf_features
+from curate.dataset.table import TEXT, Contract, hf_features
 from curate.settings import Settings
 
 DATA_GLOB = "data/train-*"
@@ -94,12 +94,14 @@ def features_yaml(features: dict[str, Any]) -> list[dict[str, Any]]:
     return inner(features)["struct"]
 
 
-def dataset_info_yaml(num_rows: int, num_bytes: int, download_size: int) -> dict[str, Any]:
+def dataset_info_yaml(
+    num_rows: int, num_bytes: int, download_size: int, schema: pa.Schema = TEXT.schema
+) -> dict[str, Any]:
     """The card's ``dataset_info``: what ``datasets.DatasetInfo(...)._to_yaml_dict()`` gives for
     the table's features and one ``train`` split, in the same key order (so the same card bytes),
     built here because importing ``datasets`` for it cost seconds per build."""
     return {
-        "features": features_yaml(hf_features()),
+        "features": features_yaml(hf_features(schema)),
         "splits": [{"name": "train", "num_bytes": num_bytes, "num_examples": num_rows}],
         "download_size": download_size,
         "dataset_size": num_bytes,
@@ -144,8 +146,9 @@ def render_card(
     stats: dict[str, Any],
     num_bytes: int,
     download_size: int,
+    contract: Contract = TEXT,
 ) -> str:
-    """The README.md of the output folder."""
+    """The README.md of the output folder, describing the table of ``contract``."""
     licence: dict[str, Any] = {"license": settings.license}
     if settings.license == "other":
         # The Hub's fields for a licence outside its list (huggingface/hub-docs datasetcard.md).
@@ -164,10 +167,11 @@ def render_card(
                 "data_files": [{"split": "train", "path": DATA_GLOB}],
             }
         ],
-        dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size),
+        dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size, contract.schema),
     )
     columns = [
-        {"name": c.name, "type": type_label(c.type), "description": c.description} for c in COLUMNS
+        {"name": c.name, "type": type_label(c.type), "description": c.description}
+        for c in contract.columns
     ]
     card = DatasetCard.from_template(
         card_data,

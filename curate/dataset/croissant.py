@@ -188,13 +188,15 @@ def _field(
     return field
 
 
-def record_set_fields(schema: pa.Schema = ARROW_SCHEMA) -> list[dict[str, Any]]:
+def record_set_fields(
+    schema: pa.Schema = ARROW_SCHEMA, descriptions: dict[str, str] = DESCRIPTIONS
+) -> list[dict[str, Any]]:
     """The ``cr:Field`` list of the record set, one per column of ``schema``, in order."""
     return [
         _field(
             field_id=f"{RECORD_SET_ID}/{column.name}",
             name=column.name,
-            description=DESCRIPTIONS.get(column.name),
+            description=descriptions.get(column.name),
             typ=column.type,
             column=column.name,
             member=None,
@@ -218,6 +220,7 @@ def croissant_metadata(
     citation: str | None = None,
     creators: list[str] | None = None,
     schema: pa.Schema = ARROW_SCHEMA,
+    descriptions: dict[str, str] = DESCRIPTIONS,
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
 
@@ -226,8 +229,9 @@ def croissant_metadata(
     the repo shows only real changes. ``parquet_relpath`` is kept relative (``contentUrl``) so
     the file works both in the local build folder and once uploaded to the Hub repo.
     ``date_published`` (ISO 8601) and ``citation`` (e.g. BibTeX) are optional; without them
-    ``mlcroissant`` reports "recommended, but does not exist" warnings. ``schema`` defaults to
-    the published table's; it is a parameter only so tests can prove new column types map.
+    ``mlcroissant`` reports "recommended, but does not exist" warnings. ``schema`` and its
+    columns' ``descriptions`` default to the table of a build of text drops; a build with a
+    field mapping passes its own (:class:`curate.dataset.table.Contract`).
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
@@ -272,7 +276,7 @@ def croissant_metadata(
     if "id" in schema.names:
         # `id` is unique (checked by the table schema): declare it the record key.
         record_set["key"] = {"@id": f"{RECORD_SET_ID}/id"}
-    record_set["field"] = record_set_fields(schema)
+    record_set["field"] = record_set_fields(schema, descriptions)
     metadata["recordSet"] = [record_set]
     return metadata
 

@@ -29,7 +29,7 @@ from curate.dataset.manifest import (
     REPORT_JSON,
     file_inventory,
 )
-from curate.dataset.table import ARROW_SCHEMA
+from curate.dataset.table import TEXT, Contract
 from curate.dedupe.plan import Plan
 from curate.io import display, sha256_file
 from curate.release.output import STAGING_MARKER
@@ -55,6 +55,7 @@ class Facts:
     report_json: str  # the published validation report
     previous_version: str | None
     spool: str  # the scan's working folder in the stage, which no file list names
+    contract: Contract = TEXT  # the table's columns
 
 
 def facts(
@@ -69,13 +70,14 @@ def facts(
     *,
     previous_version: str | None,
     spool: str,
+    contract: Contract = TEXT,
 ) -> Facts:
     local = {f.path: n for f, n in zip(files, names, strict=True)}
     published = published_report(report, local)
     published.dropped = dropped
     return Facts(
         settings, template, table, plan, report.records, dropped, source_entries(files, names),
-        render_json(published), previous_version, spool,
+        render_json(published), previous_version, spool, contract,
     )  # fmt: skip
 
 
@@ -166,6 +168,7 @@ def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[st
         stats=stats,
         num_bytes=f.table.num_bytes,
         download_size=(stage / data.path).stat().st_size,
+        contract=f.contract,
     )
     (stage / CARD).write_text(card, encoding="utf-8")
     write_croissant(
@@ -182,6 +185,8 @@ def write(stage: Path, f: Facts, version: str, changelog: str | None) -> dict[st
             parquet_sha256=sha256_file(stage / data.path),
             num_rows=f.table.rows,
             date_published=created(),
+            schema=f.contract.schema,
+            descriptions=f.contract.descriptions,
         ),
     )
     (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")
@@ -205,7 +210,7 @@ def _manifest(stage: Path, f: Facts, version: str) -> dict[str, Any]:
         "rows_dropped": len(f.dropped),
         "rows_flagged": f.table.flagged,
         "duplicates_merged": {"exact": f.plan.exact_merged, "near": f.plan.near_merged},
-        "schema": [{"name": c.name, "type": str(c.type)} for c in ARROW_SCHEMA],
+        "schema": [{"name": c.name, "type": str(c.type)} for c in f.contract.schema],
         "files": file_inventory(stage, exclude={MANIFEST, STAGING_MARKER}, skip=f.spool),
         "sources": f.sources,
         "toolkit": {"curate": toolkit_version()},

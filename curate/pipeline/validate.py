@@ -36,6 +36,7 @@ class ValidationRun:
     # publishes instead of the local path.
     names: list[str] = field(default_factory=list)
     spools: list[str | None] = field(default_factory=list)  # a build's spool file per file
+    formats: list[str] = field(default_factory=list)  # the source format of each file
 
 
 def validate_paths(
@@ -91,6 +92,7 @@ def corpus_report(scanned: Scan, config: Config, source_formats: list[str]) -> V
         scanned.cache_misses,
         scanned.names,
         scanned.spools,
+        source_formats,
     )
 
 
@@ -112,9 +114,8 @@ def _texts_loader(scanned: Scan, config: Config, source_formats: list[str]) -> T
                 out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
                 continue
             path = Path(scanned.files[fi].path)
-            source = formats.get(source_formats[fi]).read(path, config)
-            for ri in indexes:
-                out[(fi, ri)] = source.records[ri].text
+            texts = formats.texts(source_formats[fi], path, config, indexes)
+            out.update(((fi, ri), texts[ri]) for ri in indexes)
         return out
 
     return load

@@ -40,6 +40,8 @@ WRITERS = {"parquet": "curate.dataset.writers.parquet:ParquetFile"}
 DEFAULT = "parquet"
 
 
-def open_writer(name: str, folder: Path) -> TableWriter:
+def open_writer(name: str, folder: Path, schema: pa.Schema | None = None) -> TableWriter:
+    """The writer ``name`` on ``folder``, for a table of ``schema`` (default: a build of text
+    drops' table)."""
     module, _, cls = WRITERS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)(folder)
+    return getattr(importlib.import_module(module), cls)(folder, schema)

@@ -27,19 +27,20 @@ PARQUET_OPTIONS: dict[str, Any] = {
 }
 
 
-def arrow_schema_with_features() -> pa.Schema:
+def arrow_schema_with_features(schema: pa.Schema = ARROW_SCHEMA) -> pa.Schema:
     """The table schema, carrying the ``datasets`` features so loaders keep the declared types
     (the metadata ``datasets`` itself writes; computed without importing it)."""
-    meta = {"huggingface": json.dumps({"info": {"features": hf_features()}}, sort_keys=True)}
-    return ARROW_SCHEMA.with_metadata(meta)
+    features = hf_features(schema)
+    meta = {"huggingface": json.dumps({"info": {"features": features}}, sort_keys=True)}
+    return schema.with_metadata(meta)
 
 
 class ParquetFile:
     """Writes full row groups only, so the file's layout depends on the rows alone, never on
     how they arrived."""
 
-    def __init__(self, folder: Path) -> None:
-        self.schema = arrow_schema_with_features()
+    def __init__(self, folder: Path, schema: pa.Schema | None = None) -> None:
+        self.schema = arrow_schema_with_features(schema or ARROW_SCHEMA)
         path = folder / PARQUET_PATH
         path.parent.mkdir(parents=True, exist_ok=True)
         self._writer = pq.ParquetWriter(path, self.schema, **PARQUET_OPTIONS)
