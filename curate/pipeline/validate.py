@@ -6,6 +6,8 @@ asks the scan for rows).
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -50,29 +52,41 @@ def validate_paths(
     warn: Warn = stderr_warning,
     rows: Rows | None = None,
 ) -> ValidationRun:
-    """Parse and check the drops at ``paths``; raises ``UsageError`` for a missing path.
+    """Parse and check the sources at ``paths``; raises ``UsageError`` for a missing path.
 
     The files are checked on ``engine`` if the caller shares one (a build), else on a local
     pool of ``jobs`` workers (default: one per core) started only for an input large enough;
     ``cache_dir`` turns on the content-addressed cache; ``rows`` makes each record's row in the
-    same visit (see :func:`curate.scan.run.scan`).
+    same visit (see :func:`curate.scan.run.scan`). A Hub dataset (``hf://datasets/…``) is
+    downloaded into ``cache_dir`` (kept for the next run), or without a cache into a temporary
+    folder removed once it is read.
     """
-    sources = discover(paths, config.exclude)
     own: list[Engine] = []
 
     def local() -> Engine:
         own.append(engines.make(engines.DEFAULT, jobs))
         return own[0]
 
-    try:
-        scanned = scan(
-            sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
-            progress=progress, warn=warn,
-        )  # fmt: skip
-    finally:
-        for pool in own:
-            pool.close()
-    return corpus_report(scanned, config, [s.format for s in sources])
+    with contextlib.ExitStack() as stack:
+
+        def fetch(address: str) -> Path:
+            from curate.ingest import remote
+
+            if cache_dir is not None:
+                return remote.fetch(address, Path(cache_dir) / "hub")
+            into = stack.enter_context(tempfile.TemporaryDirectory(prefix="curate-hub-"))
+            return remote.fetch(address, Path(into))
+
+        sources = discover(paths, config.exclude, fetch)
+        try:
+            scanned = scan(
+                sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
+                progress=progress, warn=warn,
+            )  # fmt: skip
+        finally:
+            for pool in own:
+                pool.close()
+        return corpus_report(scanned, config, [s.format for s in sources])
 
 
 def corpus_report(scanned: Scan, config: Config, source_formats: list[str]) -> ValidationRun:
