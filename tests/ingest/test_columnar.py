@@ -91,3 +91,18 @@ def test_a_saved_dataset_dict_is_read_split_by_split_and_its_metadata_is_left_al
     assert sorted(s.name.split("/")[0] for s in found) == ["test", "train"]
     ids = [r.source_id for s in found for r in formats.get("arrow").read(s.path, config()).records]
     assert sorted(ids) == sorted(r["id"] for r in RECORDS[:30])
+
+
+def test_a_damaged_row_group_is_one_finding_and_the_other_groups_are_read(tmp_path):
+    path = tmp_path / "a.parquet"
+    pq.write_table(pa.Table.from_pylist(RECORDS), path, row_group_size=50, compression="snappy")
+    data = bytearray(path.read_bytes())
+    chunk = pq.ParquetFile(path).metadata.row_group(1).column(2)  # `abstract`, rows 51-100
+    assert chunk.path_in_schema == "abstract"
+    at = chunk.dictionary_page_offset
+    data[at : at + 16] = b"\xff" * 16  # its page header, by hand
+    path.write_bytes(bytes(data))
+    source = formats.get("parquet").read(path, config())
+    assert [r.row for r in source.records] == [*range(1, 51), *range(101, 136)]
+    (bad,) = source.findings
+    assert (bad.code, bad.line) == ("file-truncated", 51) and "rows 51 to 100" in bad.message

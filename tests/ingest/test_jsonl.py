@@ -104,3 +104,11 @@ def test_a_json_file_that_is_no_array(tmp_path, content, lines):
 def test_the_metadata_of_a_saved_dataset_is_no_source():
     assert formats.claim("state.json") is None and formats.claim("dataset_info.json") is None
     assert formats.claim("records.json") == "jsonl" == formats.claim("x.jsonl.gz")
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"\xef\xbb\xbf\n"])
+def test_a_file_without_rows_is_an_empty_file(tmp_path, content):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(content)
+    source = read(path)
+    assert not source.records and "empty-file" in [f.code for f in source.findings]

@@ -90,6 +90,7 @@ CASES = {
     "csv: quote never closed": (
         "a.csv", csv_between('x1,"never closed\n'), "invalid-row", 3, 2,
     ),
+    "csv: no text column": ("a.csv", b"id,summary\nx1,one\nx2,two\n", "text-field", 1, 0),
     "tsv: unquoted tab": ("a.tsv", csv_between("x1\tone\ttab\n", "\t"), "invalid-row", 3, 2),
     "parquet: text column of numbers": (
         "a.parquet", parquet(pa.table({"id": ["a", "b"], "abstract": [1, 2]})), "field-type", 0, 0,

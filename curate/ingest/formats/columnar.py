@@ -11,6 +11,7 @@ is one finding for the file, not one a row.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -49,6 +50,7 @@ class Parquet:
         return joined(self.parts(path, config))
 
     def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         out = Batches(path.as_posix(), config, self.name)
@@ -57,7 +59,7 @@ class Parquet:
             return
         try:
             file = pq.ParquetFile(path)
-        except Exception as exc:  # pyarrow: ArrowInvalid, OSError
+        except (pa.ArrowException, OSError) as exc:
             out.finding("file-truncated", 0, f"not a readable Parquet file ({reason(exc)})")
             yield out.last(*file_digest(path))
             return
@@ -66,8 +68,14 @@ class Parquet:
             if columns is None:
                 yield out.last(*file_digest(path))
                 return
-            batches = file.iter_batches(batch_size=BATCH_RECORDS, columns=columns)
-            yield from columnar_parts(out, batches, lambda: file_digest(path), "Parquet file")
+            groups, first = [], 0
+            for i in range(file.num_row_groups):
+                rows = file.metadata.row_group(i).num_rows
+                groups.append((first, rows, functools.partial(
+                    file.iter_batches, batch_size=BATCH_RECORDS, row_groups=[i], columns=columns
+                )))  # fmt: skip
+                first += rows
+            yield from columnar_parts(out, groups, lambda: file_digest(path), "Parquet file")
 
 
 class Arrow:
@@ -90,18 +98,18 @@ class Arrow:
             return
         try:
             source = pa.memory_map(str(path))
-        except Exception as exc:
+        except (pa.ArrowException, OSError) as exc:
             out.finding("unreadable", 0, f"cannot read: {reason(exc)}")
             yield out.last(*file_digest(path))
             return
         with source:
             try:
                 stream = ipc.open_stream(source)
-            except Exception:
+            except (pa.ArrowException, OSError):
                 try:
                     source.seek(0)
                     reader = ipc.open_file(source)
-                except Exception as exc:
+                except (pa.ArrowException, OSError) as exc:
                     out.finding("file-truncated", 0, f"not a readable Arrow file ({reason(exc)})")
                     yield out.last(*file_digest(path))
                     return
@@ -114,4 +122,6 @@ class Arrow:
                 yield out.last(*file_digest(path))
                 return
             chosen = (batch.select(columns) for batch in batches)
-            yield from columnar_parts(out, chosen, lambda: file_digest(path), "Arrow file")
+            yield from columnar_parts(
+                out, [(0, None, lambda: chosen)], lambda: file_digest(path), "Arrow file"
+            )

@@ -191,6 +191,14 @@ class Delimited:
         if any(_SURROGATE.search(f) for f in fields):
             out.finding("encoding", line, "the header row holds bytes that are not UTF-8")
             return None
+        if out.map.text not in fields:
+            shown = ", ".join(repr(f) for f in fields[:8])
+            out.finding(
+                "text-field", line,
+                f"the header row names no field {out.map.text!r} (its fields: {shown}); no "
+                "record is read",
+            )  # fmt: skip
+            return None
         repeated = [f for i, f in enumerate(fields) if f in fields[:i]]
         if repeated:
             out.finding(

@@ -166,7 +166,7 @@ class Batches:
     the file's digest and size (known only once it is read).
     """
 
-    def __init__(self, path: str, config: Config, format_name: str, *, cells: bool = False):
+    def __init__(self, path: str, config: Config, format_name: str, *, cells: bool = False) -> None:
         self.path = path
         self.config = config
         self.map: FieldMap = mapping_for(config.mapping, path, format_name)
@@ -190,7 +190,9 @@ class Batches:
         return part
 
     def last(self, sha256: str, size: int) -> SourceFile:
-        if not self.records and not self.part.findings:  # (a batch is taken only when full)
+        # No record, and no finding that says why (a batch is taken only when full, so every
+        # finding of a file without records is in this one): an empty file.
+        if not self.records and all(f.code == "bom" for f in self.part.findings):
             self.finding("empty-file", 0, "no records: the file holds no rows")
         part = self.take()
         part.sha256, part.size = sha256, size
@@ -319,29 +321,40 @@ def columns_to_read(out: Batches, schema: pa.Schema) -> list[str] | None:
     return read
 
 
+# A part of a columnar file: its first row's number less one, its number of rows (None: to
+# the end of the file), and its record batches, read when asked for.
+Group = tuple[int, "int | None", Callable[[], Iterable["pa.RecordBatch"]]]
+
+
 def columnar_parts(
     out: Batches,
-    batches: Iterable[pa.RecordBatch],
+    groups: Iterable[Group],
     digest: Callable[[], tuple[str, int]],
     what: str,
 ) -> Iterator[SourceFile]:
     """The records of a Parquet or Arrow file from its record batches: one a row, numbered
-    from 1 (a row's number is also its line in findings). Damage found while reading is a
-    `file-truncated` finding at the row it stopped before; the rows before it are kept."""
-    row = 0
-    try:
-        for batch in batches:
-            for values in batch.to_pylist():
-                row += 1
-                out.row(values, row, row)
-                if out.full():
-                    yield out.take()
-    except Exception as exc:  # pyarrow's errors (ArrowInvalid, OSError): damage in the file
-        out.finding(
-            "file-truncated", row + 1,
-            f"the {what} is damaged from row {row + 1} on ({reason(exc)}); "
-            f"{row:,} rows read before it",
-        )  # fmt: skip
+    from 1 (a row's number is also its line in findings), a group (a Parquet row group) at a
+    time. Damage found while reading is a `file-truncated` finding at the first row lost; the
+    rows before it are kept, and in a Parquet file the next row groups are still read."""
+    import pyarrow as pa
+
+    for start, count, batches in groups:
+        row = start
+        try:
+            for batch in batches():
+                for values in batch.to_pylist():
+                    row += 1
+                    out.row(values, row, row)
+                    if out.full():
+                        yield out.take()
+        except (pa.ArrowException, OSError) as exc:  # damage in the file
+            lost = f"rows {row + 1} to {start + count}" if count is not None else "the rest"
+            out.finding(
+                "file-truncated", row + 1,
+                f"the {what} is damaged from row {row + 1} ({reason(exc)}): {lost} not read",
+            )  # fmt: skip
+            if count is None:
+                break
     yield out.last(*digest())
 
 
