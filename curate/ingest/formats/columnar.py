@@ -4,124 +4,109 @@ This is also how a Hugging Face dataset is read, without ``datasets``: a Hub-lay
 (``data/train-00000-of-00001.parquet``, ...) is a folder of Parquet files, and a folder written
 by ``Dataset.save_to_disk`` holds its rows in Arrow stream files (``data-00000-of-00001.arrow``)
 beside metadata that is no source (:data:`curate.ingest.formats.NOT_SOURCES`). Read with
-``pyarrow`` a record batch at a time, and only the columns the mapping names, so memory stays
-bounded by a batch whatever the file's size. A column whose Arrow type the mapping cannot read
-is one finding for the file, not one a row.
+``pyarrow`` a record batch at a time (a Parquet row group at a time), and only the columns the
+mapping names, so memory stays bounded by a batch whatever the file's size. A column whose
+Arrow type the mapping cannot read is one finding for the file, not one a row.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
-from curate.ingest.formats import irregular
 from curate.ingest.formats.fields import (
     BATCH_RECORDS,
     Batches,
+    Group,
+    Tabular,
     columnar_parts,
     columns_to_read,
     file_digest,
-    joined,
     reason,
 )
-from validation.config import Config
 from validation.records import SourceFile
 
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-def _opened(path: Path, out: Batches) -> bool:
-    """Whether the file may be opened; else an `unreadable` finding says why."""
-    try:
-        why = irregular(path)
-    except OSError as exc:
-        why = f"cannot read: {exc.strerror or exc}"
-    if why is not None:
-        out.finding("unreadable", 0, why)
-    return why is None
+# A file's schema, and its groups of record batches given the columns to read.
+Opened = tuple["pa.Schema", Callable[[list[str]], list[Group]]]
 
 
-class Parquet:
+class _Columnar(Tabular):
+    """What reading Parquet and Arrow files shares: each says how its file is opened."""
+
+    what = ""
+
+    def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
+        import pyarrow as pa
+
+        try:
+            schema, groups = self.open(fh)
+        except (pa.ArrowException, OSError) as exc:
+            out.finding("file-truncated", 0, f"not a readable {self.what} ({reason(exc)})")
+            yield out.last(*file_digest(path))
+            return
+        columns = columns_to_read(out, schema)
+        if columns is None:
+            yield out.last(*file_digest(path))
+            return
+        yield from columnar_parts(out, groups(columns), lambda: file_digest(path), self.what)
+
+    def open(self, fh: BinaryIO) -> Opened:
+        raise NotImplementedError
+
+
+class Parquet(_Columnar):
     """The :class:`~curate.ingest.formats.SourceFormat` of Parquet files."""
 
     name = "parquet"
     patterns = ("*.parquet",)
+    what = "Parquet file"
 
-    def read(self, path: Path, config: Config) -> SourceFile:
-        return joined(self.parts(path, config))
-
-    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
-        import pyarrow as pa
+    def open(self, fh: BinaryIO) -> Opened:
         import pyarrow.parquet as pq
 
-        out = Batches(path.as_posix(), config, self.name)
-        if not _opened(path, out):
-            yield out.last("", 0)
-            return
-        try:
-            file = pq.ParquetFile(path)
-        except (pa.ArrowException, OSError) as exc:
-            out.finding("file-truncated", 0, f"not a readable Parquet file ({reason(exc)})")
-            yield out.last(*file_digest(path))
-            return
-        with file:
-            columns = columns_to_read(out, file.schema_arrow)
-            if columns is None:
-                yield out.last(*file_digest(path))
-                return
-            groups, first = [], 0
+        file = pq.ParquetFile(fh)
+
+        def groups(columns: list[str]) -> list[Group]:
+            out, first = [], 0
             for i in range(file.num_row_groups):
                 rows = file.metadata.row_group(i).num_rows
-                groups.append((first, rows, functools.partial(
+                read = functools.partial(
                     file.iter_batches, batch_size=BATCH_RECORDS, row_groups=[i], columns=columns
-                )))  # fmt: skip
+                )
+                out.append((first, rows, read))
                 first += rows
-            yield from columnar_parts(out, groups, lambda: file_digest(path), "Parquet file")
+            return out
+
+        return file.schema_arrow, groups
 
 
-class Arrow:
+class Arrow(_Columnar):
     """The :class:`~curate.ingest.formats.SourceFormat` of Arrow IPC files, stream or file
     format (``datasets`` writes the stream format)."""
 
     name = "arrow"
     patterns = ("*.arrow",)
+    what = "Arrow file"
 
-    def read(self, path: Path, config: Config) -> SourceFile:
-        return joined(self.parts(path, config))
-
-    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
+    def open(self, fh: BinaryIO) -> Opened:
         import pyarrow as pa
         import pyarrow.ipc as ipc
 
-        out = Batches(path.as_posix(), config, self.name)
-        if not _opened(path, out):
-            yield out.last("", 0)
-            return
         try:
-            source = pa.memory_map(str(path))
-        except (pa.ArrowException, OSError) as exc:
-            out.finding("unreadable", 0, f"cannot read: {reason(exc)}")
-            yield out.last(*file_digest(path))
-            return
-        with source:
-            try:
-                stream = ipc.open_stream(source)
-            except (pa.ArrowException, OSError):
-                try:
-                    source.seek(0)
-                    reader = ipc.open_file(source)
-                except (pa.ArrowException, OSError) as exc:
-                    out.finding("file-truncated", 0, f"not a readable Arrow file ({reason(exc)})")
-                    yield out.last(*file_digest(path))
-                    return
-                schema = reader.schema
-                batches: Iterator = (reader.get_batch(i) for i in range(reader.num_record_batches))
-            else:
-                schema, batches = stream.schema, iter(stream)
-            columns = columns_to_read(out, schema)
-            if columns is None:
-                yield out.last(*file_digest(path))
-                return
-            chosen = (batch.select(columns) for batch in batches)
-            yield from columnar_parts(
-                out, [(0, None, lambda: chosen)], lambda: file_digest(path), "Arrow file"
-            )
+            stream = ipc.open_stream(fh)
+            schema, batches = stream.schema, iter(stream)
+        except (pa.ArrowException, OSError):
+            fh.seek(0)
+            file = ipc.open_file(fh)
+            schema = file.schema
+            batches = (file.get_batch(i) for i in range(file.num_record_batches))
+
+        def groups(columns: list[str]) -> list[Group]:
+            return [(0, None, lambda: (batch.select(columns) for batch in batches))]
+
+        return schema, groups

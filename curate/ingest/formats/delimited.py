@@ -23,10 +23,9 @@ import io
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-from curate.ingest.formats import irregular
-from curate.ingest.formats.fields import Batches, Hashed, joined, line_limit
-from validation.config import Config
+from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit
 from validation.records import SourceFile
 
 _SURROGATE = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape keeps it
@@ -78,42 +77,28 @@ class _Lines:
         self.number -= len(lines)
 
 
-class Delimited:
+class Delimited(Tabular):
     """A :class:`~curate.ingest.formats.SourceFormat` of delimited text, in one dialect."""
 
     name = "csv"
     patterns: tuple[str, ...] = ("*.csv",)
     dialect: type[csv.Dialect] = csv.excel
+    cells = True
 
-    def read(self, path: Path, config: Config) -> SourceFile:
-        return joined(self.parts(path, config))
-
-    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
-        out = Batches(path.as_posix(), config, self.name, cells=True)
+    def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
+        hashed = Hashed(fh)
+        stream = io.TextIOWrapper(
+            io.BufferedReader(hashed, buffer_size=1 << 20),
+            encoding="utf-8", errors="surrogateescape", newline="",
+        )  # fmt: skip
+        limit = line_limit(out.config)
+        previous = csv.field_size_limit()
+        csv.field_size_limit(limit or 2**31 - 1)  # a field never closed stops here
         try:
-            why = irregular(path)
-            fh = path.open("rb") if why is None else None
-        except OSError as exc:
-            why = f"cannot read: {exc.strerror or exc}"
-            fh = None
-        if fh is None:
-            out.finding("unreadable", 0, why or "cannot read")
-            yield out.last("", 0)
-            return
-        with fh:
-            hashed = Hashed(fh)
-            stream = io.TextIOWrapper(
-                io.BufferedReader(hashed, buffer_size=1 << 20),
-                encoding="utf-8", errors="surrogateescape", newline="",
-            )  # fmt: skip
-            limit = line_limit(config)
-            previous = csv.field_size_limit()
-            csv.field_size_limit(limit or 2**31 - 1)  # a field never closed stops here
-            try:
-                yield from self._rows(_Lines(stream, limit, out), out)
-            finally:
-                csv.field_size_limit(previous)
-            yield out.last(hashed.finish(), hashed.size)
+            yield from self._rows(_Lines(stream, limit, out), out)
+        finally:
+            csv.field_size_limit(previous)
+        yield out.last(hashed.finish(), hashed.size)
 
     def dialect_name(self, delimiter: str) -> str:
         sep = _NAMES.get(delimiter, repr(delimiter))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import validation.checks  # noqa: F401  (registers the parse codes)
-from curate.ingest.formats import drop_oversized
+from curate.ingest.formats import drop_oversized, irregular
 from validation.mapping import Column, FieldMap, mapping_for
 from validation.records import Record, SourceFile
 from validation.registry import finding
@@ -65,6 +65,42 @@ class Hashed(io.RawIOBase):
             self.digest.update(chunk)
             self.size += len(chunk)
         return self.digest.hexdigest()
+
+
+def opened(path: Path, out: Batches) -> BinaryIO | None:
+    """The file, open for reading; or None, with an `unreadable` finding that says why (a
+    FIFO or a device is never opened, so nothing can hang on it)."""
+    try:
+        why = irregular(path)
+        if why is None:
+            return path.open("rb")
+    except OSError as exc:
+        why = f"cannot read: {exc.strerror or exc}"
+    out.finding("unreadable", 0, why)
+    return None
+
+
+class Tabular:
+    """What every tabular format shares: ``read`` is its batches joined, and ``parts`` opens
+    the file (never a FIFO or a device) and hands it to the format's ``from_file``."""
+
+    name = ""
+    cells = False  # the values are the text of CSV cells
+
+    def read(self, path: Path, config: Config) -> SourceFile:
+        return joined(self.parts(path, config))
+
+    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
+        out = Batches(path.as_posix(), config, self.name, cells=self.cells)
+        if (fh := opened(path, out)) is None:
+            yield out.last("", 0)
+            return
+        with fh:
+            yield from self.from_file(fh, path, out)
+
+    def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
+        """The batches of the open file ``fh``; the last carries its digest and size."""
+        raise NotImplementedError
 
 
 def file_digest(path: Path) -> tuple[str, int]:

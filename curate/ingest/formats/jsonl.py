@@ -18,44 +18,28 @@ import json
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-from curate.ingest.formats import irregular
-from curate.ingest.formats.fields import Batches, Hashed, joined, line_limit
+from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit
 from validation.config import Config
 from validation.records import SourceFile
 
 _WHITESPACE = " \t\n\r"  # JSON's
 
 
-class JsonLines:
+class JsonLines(Tabular):
     """The :class:`~curate.ingest.formats.SourceFormat` of JSON Lines and JSON arrays."""
 
     name = "jsonl"
     patterns = ("*.jsonl", "*.jsonl.gz", "*.json")
 
-    def read(self, path: Path, config: Config) -> SourceFile:
-        return joined(self.parts(path, config))
-
-    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
-        out = Batches(path.as_posix(), config, self.name)
-        try:
-            why = irregular(path)
-            fh = path.open("rb") if why is None else None
-        except OSError as exc:
-            why = f"cannot read: {exc.strerror or exc}"
-            fh = None
-        if fh is None:
-            out.finding("unreadable", 0, why or "cannot read")
-            yield out.last("", 0)
-            return
-        with fh:
-            if path.name.endswith(".json"):
-                yield from _array(fh, out, config)
-            else:
-                yield from _lines(fh, out, config, path.name.endswith(".gz"))
+    def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
+        if path.name.endswith(".json"):
+            return _array(fh, out, out.config)
+        return _lines(fh, out, out.config, path.name.endswith(".gz"))
 
 
-def _lines(fh: io.BufferedReader, out: Batches, config: Config, gz: bool) -> Iterator[SourceFile]:
+def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[SourceFile]:
     hashed = Hashed(fh)
     buffered = io.BufferedReader(hashed, buffer_size=1 << 20)
     stream = gzip.GzipFile(fileobj=buffered, mode="rb") if gz else buffered
@@ -123,7 +107,7 @@ def _value(out: Batches, value: object, number: int) -> None:
         out.finding("invalid-json", number, f"{kind}, not an object: no record")
 
 
-def _array(fh: io.BufferedReader, out: Batches, config: Config) -> Iterator[SourceFile]:
+def _array(fh: BinaryIO, out: Batches, config: Config) -> Iterator[SourceFile]:
     """A ``.json`` file: an array of objects (each at the line it starts on), else JSON Lines."""
     limit = config.max_file_bytes
     hashed = Hashed(fh)
