@@ -3,6 +3,10 @@
 from langdetect import DetectorFactory
 
 from curate import __dir__, __getattr__
+from curate.ingest.formats.columnar import Arrow, Parquet
+from curate.ingest.formats.delimited import Csv, Tsv
+from curate.ingest.formats.fields import Hashed
+from curate.ingest.formats.jsonl import JsonLines
 from curate.ingest.formats.text import TextDrops
 from curate.release.diff import Diff
 from curate.transform.clean import CleanResult
@@ -14,6 +18,12 @@ USED = (
     __dir__,  # PEP 562
     schema.__getattr__,  # PEP 562: the lazily built RECORD_SCHEMA
     TextDrops,  # registered by its module path (curate.ingest.formats)
+    JsonLines,  # registered by its module path, as the others below
+    Csv,
+    Tsv,
+    Parquet,
+    Arrow,
+    Hashed.readable,  # io.RawIOBase's protocol: BufferedReader asks it
     Diff.data_changed,  # part of the comparison's public answer (tests read it)
     CleanResult.fixed_mojibake,  # part of the cleaner's public answer (tests read it)
     residue.has_any,  # the residue module's API: any kind at all (tests use it)

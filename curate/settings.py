@@ -80,7 +80,9 @@ class Settings:
         table, in the order ``curate config`` and the manifest list them; with ``run``, the
         settings of the run (:data:`RUN`) after them."""
         both = {**self.checks.as_dict(), **checks_config.settings_dict(self)}
-        return {key: both[key] for key in (*ORDER, *(RUN if run else ()))}
+        # An empty field mapping is left out: a build of text drops keeps its manifest's bytes.
+        keys = (*ORDER, *(RUN if run else ()))
+        return {key: both[key] for key in keys if key != "mapping" or both[key]}
 
 
 OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
@@ -96,7 +98,7 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
-    "keep", "rejected", "shard_size", "splits",
+    "keep", "rejected", "shard_size", "splits", "mapping",
 )  # fmt: skip
 assert set(ORDER) | set(RUN) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 
@@ -153,7 +155,9 @@ def from_mapping(table: dict[str, Any], source: str = "<config>") -> Settings:
             own[key] = _coerce(key, value, getattr(defaults, key), source)
         else:
             checks[raw_key] = value  # the checks' owner says whether it knows the key
-    settings = replace(defaults, checks=checks_config.from_mapping(checks, source), **own)
+    config = checks_config.from_mapping(checks, source)
+    _check_mapping(config, source)
+    settings = replace(defaults, checks=config, **own)
     _row_policies_apply(settings, source)
     return settings
 
@@ -171,6 +175,33 @@ def _row_policies_apply(settings: Settings, source: str) -> None:
                 "is an error, which refuses the build; make it a warning in "
                 "[tool.curate.severity] for its row policy to apply"
             )
+
+
+def _check_mapping(config: Config, source: str) -> None:
+    """What the checks' owner cannot know of a field mapping: that each entry not keyed by a
+    glob names a source format with fields, and that no extra column takes a column's name."""
+    if not config.mapping:
+        return
+    from curate.ingest import formats
+    from validation.mapping import extra_columns, is_glob
+
+    tabular = [name for name in formats.REGISTRY if name != formats.DEFAULT]
+    for key in config.mapping:
+        if not is_glob(key) and key not in tabular:
+            raise ConfigError(
+                f"{source}: [tool.curate.mapping.{key}]: {key!r} is no source format with "
+                f'fields ({", ".join(tabular)}) nor a glob ("*.jsonl", "lists/*.csv")'
+            )
+    if extra_columns(config.mapping):
+        from curate.dataset.table import COLUMNS
+
+        for name, _ in extra_columns(config.mapping):
+            if name in {c.name for c in COLUMNS}:
+                raise ConfigError(
+                    f"{source}: [tool.curate.mapping] the extra column {name!r} would replace "
+                    f"the table's own; map the field to {name} instead, or carry it under "
+                    "another name"
+                )
 
 
 def find_config(start: str | Path = ".") -> Path | None:

@@ -299,7 +299,7 @@ def test_a_folder_with_no_drops_is_an_error_for_validate_and_build(tmp_path, cap
     assert main(["validate", str(empty)]) == 2
     assert build_cli(str(empty), "--out", str(tmp_path / "dist")) == 2
     err = capsys.readouterr().err
-    assert err.count("no drops (*.txt) in") == 2
+    assert err.count("no sources (*.txt, *.jsonl, *.jsonl.gz, *.json, *.csv, *.tsv,") == 2
     assert not (tmp_path / "dist").exists()
 
 

@@ -33,6 +33,16 @@ register_code("unreadable", "error", "the file cannot be read at all (permission
 register_code("outside-link", "error", "a symlink in a source folder points outside the folders")
 register_code("file-too-large", "error", "the file is larger than max_file_bytes; it is not read")
 register_code("record-too-large", "error", "a record is longer than max_record_chars")
+# ... by the readers of tabular sources (JSONL, CSV/TSV, Parquet, Arrow)
+register_code("invalid-json", "error", "a JSONL line or a JSON file that is not JSON, or no object")
+register_code(
+    "invalid-row", "error", "a CSV/TSV row with the wrong number of fields, or bad quoting"
+)
+register_code("text-field", "error", "the mapped text field is missing, null, empty or no string")
+register_code(
+    "field-type", "error", "a mapped field or an extra column has a value of the wrong type"
+)
+register_code("file-truncated", "error", "a compressed or Parquet file ends early or is damaged")
 
 
 def _excerpt(text: str, width: int = 60) -> str:
@@ -63,6 +73,35 @@ def check_header_language(source: SourceFile, config: Config) -> Iterator[Findin
         config,
         score=header.language_score,
     )
+
+
+@register("record-mismatch", "error", "file",
+          "a tabular record's venue or year is not a configured one")  # fmt: skip
+def check_record_mismatch(source: SourceFile, config: Config) -> Iterator[Finding]:
+    """The venue and year of each record of a tabular source (its mapped fields, or the
+    mapping's defaults) against ``venues``/``years`` (else ``venue``/``year``): what
+    ``header-mismatch`` is for text drops. Unset, any is accepted: a tabular source has no
+    header whose majority could be taken."""
+    if source.header is not None:
+        return
+    venues = config.venues if config.venues is not None else _one(config.venue)
+    years = config.years if config.years is not None else _one(config.year)
+    if not venues and not years:
+        return
+    allowed = {v.casefold() for v in venues}
+    for record in source.records:
+        problems = []
+        if venues and record.venue is not None and record.venue.casefold() not in allowed:
+            problems.append(f"venue {record.venue!r} is not one of {', '.join(venues)}")
+        if years and record.year is not None and record.year not in years:
+            problems.append(f"year {record.year} is not one of {', '.join(map(str, years))}")
+        if problems:
+            message = "; ".join(problems) + " (the configured venues and years)"
+            yield finding("record-mismatch", record.file, record.line, message, config)
+
+
+def _one(value: str | int | None) -> tuple:
+    return () if value is None else (value,)
 
 
 # --- record checks --------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from validation.findings import Severity
+from validation.mapping import FieldMap
 
 SEVERITIES = ("error", "warning", "off")
 
@@ -44,6 +45,9 @@ class Config:
     exclude: tuple[str, ...] = ()
     max_record_chars: int = 100_000
     max_file_bytes: int = 64 * 1024 * 1024
+    # Which field of a JSONL, CSV, Parquet or Arrow source is what (validation.mapping): it
+    # decides what records a file yields, so it keys the cache like a threshold.
+    mapping: dict[str, FieldMap] = field(default_factory=dict)
 
     def ignored(self, code: str, path: str) -> bool:
         """Whether ``per_file_ignores`` turns ``code`` off for the file at ``path``.
@@ -72,10 +76,13 @@ def settings_dict(settings: Any) -> dict[str, Any]:
         if isinstance(value, tuple):
             value = list(value)
         elif isinstance(value, dict):
+            # The mapping's order is its precedence (the first matching glob wins): kept.
+            items = value.items() if f.name == "mapping" else sorted(value.items())
             value = {
-                k: list(v) if isinstance(v, tuple) else v if isinstance(v, int | float) else str(v)
-                for k, v in sorted(value.items())
-            }
+                k: list(v) if isinstance(v, tuple) else v.as_dict() if hasattr(v, "as_dict")
+                else v if isinstance(v, int | float) else str(v)
+                for k, v in items
+            }  # fmt: skip
         out[f.name] = value
     return out
 
@@ -187,6 +194,13 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         if not isinstance(value, int) or isinstance(value, bool):
             raise invalid(name, value, "an integer", source)
         return value
+    if name == "mapping":
+        from validation.mapping import MappingError, parse
+
+        try:
+            return parse(value)
+        except MappingError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
     if name == "near_duplicate_threshold":
         value = coerce(name, value, default, source)
         if not 0 < value <= 1:

@@ -55,6 +55,10 @@ class FileResult:
     timings: dict[str, float] = field(default_factory=dict)
     # Each threshold measure's figure per record (float64[n], NaN where not measured).
     measures: dict[str, np.ndarray] = field(default_factory=dict)
+    # A build's, for the provenance of tabular records: each record's row and the source's
+    # own id (None for a text drop, whose lines say it all).
+    rows: np.ndarray | None = None  # int32[n]
+    source_ids: list[str | None] | None = None
 
     @property
     def n_records(self) -> int:

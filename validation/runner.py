@@ -76,11 +76,18 @@ def check_record(
 
 
 def check_file(
-    source: SourceFile, config: Config, cache: RecordCache | None = None, *, index: int = 0
+    source: SourceFile,
+    config: Config,
+    cache: RecordCache | None = None,
+    *,
+    index: int = 0,
+    first: int = 0,
 ) -> tuple[FileResult, list[RecordResult]]:
     """Parse findings, file checks and record checks of one file, and its records' sketches.
 
-    ``index`` is the file's place in the run, which the findings' record handles name. Returns
+    ``index`` is the file's place in the run, which the findings' record handles name, and
+    ``first`` the number of the source's first record in the file (a tabular file is checked a
+    batch of records at a time). Returns
     the file's result and each record's (its accepted codes left out), which the caller may
     use while the records are still in memory (a build makes their rows from them).
     """
@@ -112,7 +119,7 @@ def check_file(
                 result, findings=tuple(f for f in result.findings if f.code not in record.accept)
             )
         findings.extend(
-            replace(f, file=source.path, line=f.line + record.line, record=(index, i))
+            replace(f, file=source.path, line=f.line + record.line, record=(index, first + i))
             for f in result.findings
         )
         sigs[i] = result.sig

@@ -103,8 +103,8 @@ def record_rows(source: SourceFile) -> list[dict[str, Any]]:
             "file": r.file.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"),
             "line": r.line,
             "text": r.text,
-            "venue": r.header.venue if r.header else None,
-            "year": r.header.year if r.header else None,
+            "venue": r.venue_year[0],
+            "year": r.venue_year[1],
             "header_language": r.header.language if r.header else None,
         }
         for r in source.records

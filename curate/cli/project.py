@@ -14,6 +14,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     i = sub.add_parser("init", help="start a new dataset project in DIR")
     i.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: this folder")
     i.add_argument("--name", help="the dataset's name (default: the folder's name)")
+    i.add_argument(
+        "--format",
+        default="text",
+        choices=("text", "jsonl", "csv", "tsv", "parquet", "arrow"),
+        help="the sources' format (default: text drops); a format with fields gets a field "
+        "mapping in pyproject.toml",
+    )
+    i.add_argument(
+        "--text-field", metavar="FIELD", help="the field holding the text (default: text)"
+    )
     i.set_defaults(func=run_init)
 
     c = sub.add_parser("config", help="print the effective settings and where each came from")
@@ -23,10 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from curate.project.scaffold import InitRefused, init_project
+    from curate.project.scaffold import InitRefused, init_project, sources_hint
 
+    if args.text_field is not None and args.format == "text":
+        raise UsageError("--text-field is for a format with fields (--format jsonl, csv, ...)")
     try:
-        made = init_project(args.dir, name=args.name)
+        made = init_project(
+            args.dir, name=args.name, format_name=args.format, text_field=args.text_field
+        )
     except InitRefused as exc:
         print(f"curate: init refused: {exc}", file=sys.stderr)
         return 1
@@ -35,7 +49,7 @@ def run_init(args: argparse.Namespace) -> int:
     for note in made.notes:
         print(f"  note: {note}")
     where = "" if args.dir == "." else f"cd {args.dir} && "
-    print(f"next: {where}copy your drops (*.txt) into sources/, then `curate build`")
+    print(f"next: {where}copy your {sources_hint(args.format)} into sources/, then `curate build`")
     return 0
 
 

@@ -30,7 +30,7 @@ import pyarrow.ipc as ipc
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
 from curate.dataset.manifest import row_digests
-from curate.dataset.table import ARROW_SCHEMA, check_rows
+from curate.dataset.table import TEXT, Contract, check_rows
 from curate.dataset.writers import DataFile, TableWriter
 from curate.dedupe.plan import Plan
 from curate.dedupe.policy import RowPolicy
@@ -106,6 +106,7 @@ class AssemblyTask:
     math: str
     out: str
     buckets: list[str]
+    contract: Contract = TEXT
 
 
 def bucket_names(total: int) -> list[str]:
@@ -144,8 +145,8 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
         rows += picked
     if not rows:
         return kept
-    check_rows(rows)
-    table = pa.Table.from_pylist(rows, schema=ARROW_SCHEMA)
+    check_rows(rows, task.contract)
+    table = pa.Table.from_pylist(rows, schema=task.contract.schema)
     table = table.append_column(DIGEST, pa.array(row_digests(table), pa.string()))
     # One file per task, its rows grouped by bucket, and the record batches of each bucket
     # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
@@ -177,6 +178,7 @@ def _tasks(
     plan: Plan,
     policy: RowPolicy,
     make: Callable[[str, list[FilePart]], AssemblyTask],
+    tabular: bool,
 ) -> Iterator[AssemblyTask]:
     """Consecutive files grouped into tasks of at least :data:`TASK_ROWS` rows (or one file),
     each named by its first file's index."""
@@ -184,7 +186,7 @@ def _tasks(
     parts: list[FilePart] = []
     rows = 0
     tag = ""
-    for fi, todo in todo_by_file(files, names, plan, policy):
+    for fi, todo in todo_by_file(files, names, plan, policy, tabular=tabular):
         if not todo:
             continue
         if not parts:
@@ -213,11 +215,12 @@ def assemble(
     scratch: Path,
     engine: Engine = SERIAL,
     say: Say = lambda _m: None,
+    contract: Contract = TEXT,
 ) -> Assembled:
     """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
     survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
     it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
-    to a folder in ``scratch``."""
+    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows')."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     kept: list[Finding] = []
@@ -226,9 +229,10 @@ def assemble(
         buckets = bucket_names(total)
 
         def make(tag: str, parts: list[FilePart]) -> AssemblyTask:
-            return AssemblyTask(parts, config, math, (tmp / f"{tag}.arrow").as_posix(), buckets)
+            out = (tmp / f"{tag}.arrow").as_posix()
+            return AssemblyTask(parts, config, math, out, buckets, contract)
 
-        tasks = _tasks(files, names, spools, plan, policy, make)
+        tasks = _tasks(files, names, spools, plan, policy, make, contract.tabular)
         runner = engine if total >= PARALLEL_MIN_RECORDS else SERIAL
         # A bounded window of submitted tasks keeps the queued provenance small.
         for done, found in enumerate(runner.map(rows_of_files, tasks, ahead=2 * runner.workers)):
@@ -237,7 +241,7 @@ def assemble(
                 say(f"assembled {done + 1} tasks of rows")
         say(f"assembled {total} rows")
         cleaned = time.perf_counter()
-        result = _write_buckets(tmp, writer, buckets)
+        result = _write_buckets(tmp, writer, buckets, contract.schema)
         result.math_kept = kept
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
@@ -247,13 +251,12 @@ def assemble(
 
 
 def _write_buckets(
-    tmp: Path, open_writer: Callable[[], TableWriter], buckets: list[str]
+    tmp: Path, open_writer: Callable[[], TableWriter], buckets: list[str], schema: pa.Schema
 ) -> Assembled:
     """Hand the writer the buckets in id order; each bucket is read from every task's file and
     sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
     result = Assembled()
     digest = hashlib.sha256()
-    schema = ARROW_SCHEMA
     writer = open_writer()
     with contextlib.ExitStack() as stack:
         stack.callback(lambda: writer.abort() if not result.files else None)

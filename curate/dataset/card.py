@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow as pa
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from curate.dataset.table import COLUMNS, hf_features
+from curate.dataset.table import TEXT, Contract, hf_features
 from curate.settings import Settings
 from validation.measures import distribution
 
@@ -104,6 +104,7 @@ def dataset_info_yaml(
     num_bytes: int,
     download_size: int,
     splits: list[tuple[str, int, int]] | None = None,
+    schema: pa.Schema = TEXT.schema,
 ) -> dict[str, Any]:
     """The card's ``dataset_info``: what ``datasets.DatasetInfo(...)._to_yaml_dict()`` gives for
     the table's features and its splits (``(name, num_bytes, num_examples)``; default: one
@@ -111,7 +112,7 @@ def dataset_info_yaml(
     importing ``datasets`` for it cost seconds per build."""
     named = splits or [("train", num_bytes, num_rows)]
     return {
-        "features": features_yaml(hf_features()),
+        "features": features_yaml(hf_features(schema)),
         "splits": [{"name": n, "num_bytes": b, "num_examples": r} for n, b, r in named],
         "download_size": download_size,
         "dataset_size": sum(b for _, b, _ in named),
@@ -153,9 +154,10 @@ def render_card(
     num_bytes: int,
     download_size: int,
     splits: list[tuple[str, int, int]] | None = None,
+    contract: Contract = TEXT,
 ) -> str:
-    """The README.md of the output folder; ``splits`` as :func:`dataset_info_yaml` takes them
-    (several: each has its files, ``data/<split>-*``)."""
+    """The README.md of the output folder, describing the table of ``contract``; ``splits`` as
+    :func:`dataset_info_yaml` takes them (several: each has its files, ``data/<split>-*``)."""
     licence: dict[str, Any] = {"license": settings.license}
     if settings.license == "other":
         # The Hub's fields for a licence outside its list (huggingface/hub-docs datasetcard.md).
@@ -177,10 +179,13 @@ def render_card(
                 ],
             }
         ],
-        dataset_info=dataset_info_yaml(stats["rows"], num_bytes, download_size, splits),
+        dataset_info=dataset_info_yaml(
+            stats["rows"], num_bytes, download_size, splits, contract.schema
+        ),
     )
     columns = [
-        {"name": c.name, "type": type_label(c.type), "description": c.description} for c in COLUMNS
+        {"name": c.name, "type": type_label(c.type), "description": c.description}
+        for c in contract.columns
     ]
     card = DatasetCard.from_template(
         card_data,

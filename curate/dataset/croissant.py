@@ -195,6 +195,7 @@ def record_set_fields(
     schema: pa.Schema = ARROW_SCHEMA,
     record_set: str = RECORD_SET_ID,
     source_of: dict[str, Any] | None = None,
+    descriptions: dict[str, str] = DESCRIPTIONS,
 ) -> list[dict[str, Any]]:
     """The ``cr:Field`` list of a record set, one per column of ``schema``, in order, read from
     ``source_of`` (default: the one Parquet file)."""
@@ -202,7 +203,7 @@ def record_set_fields(
         _field(
             field_id=f"{record_set}/{column.name}",
             name=column.name,
-            description=DESCRIPTIONS.get(column.name),
+            description=descriptions.get(column.name),
             typ=column.type,
             column=column.name,
             member=None,
@@ -230,7 +231,9 @@ def _sha(value: str) -> str:
     return sha
 
 
-def _several(parts: list[Part], schema: pa.Schema) -> tuple[list, list]:
+def _several(
+    parts: list[Part], schema: pa.Schema, descriptions: dict[str, str]
+) -> tuple[list, list]:
     """Distribution and record sets of a table in several files: a FileObject per file (with
     its checksum), a FileSet per split (``data/<split>-*.parquet``), a record set per split."""
     distribution: list[dict[str, Any]] = [
@@ -268,7 +271,7 @@ def _several(parts: list[Part], schema: pa.Schema) -> tuple[list, list]:
         if "id" in schema.names:
             record_set["key"] = {"@id": f"{split}/id"}
         record_set["field"] = record_set_fields(
-            schema, split, {"fileSet": {"@id": f"parquet-{split}"}}
+            schema, split, {"fileSet": {"@id": f"parquet-{split}"}}, descriptions
         )
         record_sets.append(record_set)
     return distribution, record_sets
@@ -289,6 +292,7 @@ def croissant_metadata(
     creators: list[str] | None = None,
     schema: pa.Schema = ARROW_SCHEMA,
     parts: list[Part] | None = None,
+    descriptions: dict[str, str] = DESCRIPTIONS,
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
 
@@ -297,10 +301,11 @@ def croissant_metadata(
     the repo shows only real changes. ``parquet_relpath`` is kept relative (``contentUrl``) so
     the file works both in the local build folder and once uploaded to the Hub repo.
     ``date_published`` (ISO 8601) and ``citation`` (e.g. BibTeX) are optional; without them
-    ``mlcroissant`` reports "recommended, but does not exist" warnings. ``schema`` defaults to
-    the published table's; it is a parameter only so tests can prove new column types map.
-    ``parts``, when the table is in several files (shards, splits), lists them: each split is
-    then a record set of its own.
+    ``mlcroissant`` reports "recommended, but does not exist" warnings. ``schema`` and its
+    columns' ``descriptions`` default to the table of a build of text drops; a build with a
+    field mapping passes its own (:class:`curate.dataset.table.Contract`). ``parts``, when the
+    table is in several files (shards, splits), lists them: each split is then a record set of
+    its own.
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
@@ -326,7 +331,7 @@ def croissant_metadata(
     if creators:
         metadata["creator"] = [{"@type": "sc:Person", "name": c} for c in creators]
     if parts is not None and len(parts) > 1:
-        metadata["distribution"], metadata["recordSet"] = _several(parts, schema)
+        metadata["distribution"], metadata["recordSet"] = _several(parts, schema, descriptions)
         return metadata
     metadata["distribution"] = [
         {
@@ -348,7 +353,7 @@ def croissant_metadata(
     if "id" in schema.names:
         # `id` is unique (checked by the table schema): declare it the record key.
         record_set["key"] = {"@id": f"{RECORD_SET_ID}/id"}
-    record_set["field"] = record_set_fields(schema)
+    record_set["field"] = record_set_fields(schema, descriptions=descriptions)
     metadata["recordSet"] = [record_set]
     return metadata
 

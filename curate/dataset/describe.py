@@ -32,7 +32,7 @@ from curate.dataset.manifest import (
     STAGING_MARKER,
     file_inventory,
 )
-from curate.dataset.table import ARROW_SCHEMA
+from curate.dataset.table import TEXT, Contract
 from curate.dedupe.plan import Plan
 from curate.io import display, sha256_file
 from curate.settings import Settings
@@ -79,6 +79,7 @@ class Facts:
     sources: list[dict[str, Any]]
     report_json: str  # the published validation report
     spool: str  # the scan's working folder in the stage, which no file list names
+    contract: Contract = TEXT  # the table's columns
 
 
 def facts(
@@ -92,13 +93,14 @@ def facts(
     dropped: list[dict[str, Any]],
     *,
     spool: str,
+    contract: Contract = TEXT,
 ) -> Facts:
     local = {f.path: n for f, n in zip(files, names, strict=True)}
     published = published_report(report, local)
     published.dropped = dropped
     return Facts(
         settings, template, table, plan, report.records, dropped, source_entries(files, names),
-        render_json(published), spool,
+        render_json(published), spool, contract,
     )  # fmt: skip
 
 
@@ -197,6 +199,7 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
         num_bytes=f.table.num_bytes,
         download_size=sum((stage / d.path).stat().st_size for d in files),
         splits=splits,
+        contract=f.contract,
     )
     (stage / CARD).write_text(card, encoding="utf-8")
     write_croissant(
@@ -216,6 +219,8 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
             num_rows=f.table.rows,
             date_published=stamp.created,
             parts=[Part(d.path, shas[d.path], d.split, d.rows) for d in files],
+            schema=f.contract.schema,
+            descriptions=f.contract.descriptions,
         ),
     )
     (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")
@@ -240,7 +245,7 @@ def _manifest(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
         "rows_dropped": len(f.dropped),
         "rows_flagged": f.table.flagged,
         "duplicates_merged": {"exact": f.plan.exact_merged, "near": f.plan.near_merged},
-        "schema": [{"name": c.name, "type": str(c.type)} for c in ARROW_SCHEMA],
+        "schema": [{"name": c.name, "type": str(c.type)} for c in f.contract.schema],
         "files": file_inventory(stage, exclude={MANIFEST, STAGING_MARKER}, skip=f.spool),
         "sources": f.sources,
         "toolkit": {"curate": stamp.toolkit or toolkit_version()},

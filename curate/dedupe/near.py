@@ -66,9 +66,9 @@ class TextSource:
                 texts = raw_texts(spool, indexes)
                 out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
                 continue
-            source = formats.get(self.formats[fi]).read(Path(self.paths[fi]), self.config)
-            for ri in indexes:
-                out[(fi, ri)] = source.records[ri].text
+            # Only the records asked for: a 1 GB JSONL file is not read whole for them.
+            texts = formats.texts(self.formats[fi], Path(self.paths[fi]), self.config, indexes)
+            out.update(((fi, ri), texts[ri]) for ri in indexes)
         return out
 
 

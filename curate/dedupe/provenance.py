@@ -16,13 +16,19 @@ FileTodo = list[tuple[int, str, list[dict[str, Any]], list[str]]]
 
 
 def todo_by_file(
-    files: list[FileResult], names: list[str], plan: Plan, policy: RowPolicy | None = None
+    files: list[FileResult],
+    names: list[str],
+    plan: Plan,
+    policy: RowPolicy | None = None,
+    *,
+    tabular: bool = False,
 ) -> Iterator[tuple[int, FileTodo]]:
     """For each file in order, its surviving records with the provenance of every occurrence.
 
     Made one file at a time, so the provenance of a million records is never all in memory.
     A survivor ``policy`` drops is left out with the exact duplicates merged into it (they
-    have its text, so its reasons).
+    have its text, so its reasons). With ``tabular`` (the table's ``sources`` has the fields),
+    each occurrence also names its row and the id its source gives it.
     """
     policy = policy or RowPolicy()
     index = RecordIndex(files)
@@ -41,7 +47,7 @@ def todo_by_file(
             "header_language": f.header.language if f.header else None,
             "match": match,
             "similarity": round(float(plan.similarity[g]), 6) if match == MATCH_NEAR else None,
-        }
+        } | (_tabular(f, ri) if tabular else {})
 
     # The survivors' runs of each file: the runs are in survivor order, so a file's are one span.
     bounds = np.searchsorted(run_file, np.arange(len(files) + 1))
@@ -58,3 +64,12 @@ def todo_by_file(
                 continue
             todo.append((ri, rid, [source(g) for g in members], policy.flags.get(rid, [])))
         yield fi, todo
+
+
+def _tabular(f: FileResult, ri: int) -> dict[str, Any]:
+    """The row (0 in ``rows``: none, as in JSON Lines) and source id of a record."""
+    row = int(f.rows[ri]) if f.rows is not None else 0
+    return {
+        "row": row or None,
+        "source_id": f.source_ids[ri] if f.source_ids is not None else None,
+    }

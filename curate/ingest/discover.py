@@ -12,12 +12,12 @@ from __future__ import annotations
 import errno
 import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from curate.errors import UsageError
-from curate.ingest import formats
+from curate.ingest import formats, remote
 from curate.io import display
 
 
@@ -96,23 +96,45 @@ def _walk(root: Path, roots: list[Path], exclude: tuple[str, ...]) -> Iterator[S
     yield from visit(root, "")
 
 
-def discover(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list[Source]:
-    """The drops named by ``paths``: files as given, folders searched recursively for ``*.txt``.
+def discover(
+    paths: Iterable[str | Path],
+    exclude: tuple[str, ...] = (),
+    fetch: Callable[[str], Path] | None = None,
+) -> list[Source]:
+    """The sources named by ``paths``: files as given, folders searched recursively for the
+    files a source format claims, and with ``fetch`` (a build's or a validation's, which
+    downloads) Hub datasets ``hf://datasets/ORG/NAME[@REVISION]``, read as the folder
+    ``fetch`` puts them in and named by their address.
 
     The result is sorted by path and without repeats, since "earlier" in the duplicate checks
     means earlier in this order. A folder that yields nothing is a usage error: a moved or
     misspelt drop folder must not pass as a clean, empty corpus.
     """
-    given = [Path(p) for p in paths]
+    addresses: dict[Path, str] = {}
+    given = []
+    for p in paths:
+        if remote.is_remote(p):
+            if fetch is None:
+                raise UsageError(f"{p}: a Hub dataset is read by validate and build only")
+            local = fetch(str(p))
+            addresses[local] = str(p).rstrip("/")
+            given.append(local)
+        else:
+            given.append(Path(p))
     roots = [p.resolve() for p in given if p.is_dir()]
     found: dict[str, Source] = {}
     for path in given:
         if path.is_dir():
-            entries = list(_walk(path, roots, exclude))
+            # (the download's own bookkeeping, in `.cache`, is no part of a Hub dataset)
+            skip = (*exclude, ".cache") if path in addresses else exclude
+            entries = list(_walk(path, roots, skip))
+            shown = addresses.get(path, display(path))
             if not entries:
                 also = f" (after --exclude {', '.join(exclude)})" if exclude else ""
                 claimed = ", ".join(formats.patterns())
-                raise UsageError(f"no drops ({claimed}) in {display(path)}{also}")
+                raise UsageError(f"no sources ({claimed}) in {shown}{also}")
+            if path in addresses:
+                entries = [replace(e, name=f"{shown}/{e.name}") for e in entries]
             for item in entries:
                 found.setdefault(item.path.as_posix(), item)
         elif path.exists() or path.is_symlink():

@@ -37,7 +37,7 @@ from curate.dataset import describe
 from curate.dataset.assemble import Assembled, assemble
 from curate.dataset.card import template_path as card_template_path
 from curate.dataset.manifest import MANIFEST, REJECTED, REPORT_HTML, write_json
-from curate.dataset.table import TableContractBroken
+from curate.dataset.table import Contract, TableContractBroken, contract_for
 from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
 from curate.dataset.writers import open_writer
 from curate.dedupe.plan import Plan, plan
@@ -135,6 +135,9 @@ def build(
             spool = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()
             run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
+            # The table's columns: the mapping's extra ones, and a row and source id in
+            # `sources` once a source is not a text drop.
+            contract = contract_for(settings.checks, any(f != "text" for f in run.formats))
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
             ids = [i for f in run.files for i in f.ids]
@@ -145,13 +148,13 @@ def build(
             timings["dedupe plan"] = time.perf_counter() - validated
             say(f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
                 "duplicates merged")  # fmt: skip
-            table = _assemble(run, groups, decision, settings, runner, stage, say)
+            table = _assemble(run, groups, decision, settings, runner, stage, say, contract)
             timings.update(table.timings)
             report = _with_build_findings(run.report, table, settings)
             described = time.perf_counter()
             version, manifest, diff = _describe(
                 stage, request, settings, run, groups, decision, table, report, spool.name,
-                version, say,
+                version, say, contract,
             )  # fmt: skip
             local = _write_rejected(stage, run, decision) if settings.rejected else {}
             _write_page(stage, manifest, run, table, spool, local)
@@ -259,14 +262,17 @@ def _assemble(
     runner: engines.Engine,
     stage: Path,
     say: Progress,
+    contract: Contract,
 ) -> Assembled:
     """The survivors' rows, with provenance and flags, in id order into the table writer."""
     try:
         return assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
-            settings.math, lambda: open_writer(DEFAULT_WRITER, stage, **_layout(settings)),
-            scratch=stage,
-            engine=runner, say=say,
+            settings.math,
+            lambda: open_writer(
+                DEFAULT_WRITER, stage, **_layout(settings), schema=contract.schema
+            ),
+            scratch=stage, engine=runner, say=say, contract=contract,
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
@@ -301,13 +307,14 @@ def _describe(
     spool: str,
     version: str | None,
     say: Progress,
+    contract: Contract,
 ) -> tuple[str, dict[str, Any], release.Diff | None]:
     """Card, Croissant, published report, changelog and manifest, at the version decided
     against the previous release (or the requested or configured one)."""
     previous = request.previous
     facts = describe.facts(
         settings, request.template, table, groups, run.files, run.names, report,
-        decision.dropped, spool=spool,
+        decision.dropped, spool=spool, contract=contract,
     )  # fmt: skip
 
     def write(stamp: describe.Stamp) -> dict[str, Any]:

@@ -6,6 +6,8 @@ asks the scan for rows).
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -36,6 +38,7 @@ class ValidationRun:
     # publishes instead of the local path.
     names: list[str] = field(default_factory=list)
     spools: list[str | None] = field(default_factory=list)  # a build's spool file per file
+    formats: list[str] = field(default_factory=list)  # the source format of each file
 
 
 def validate_paths(
@@ -49,31 +52,43 @@ def validate_paths(
     warn: Warn = stderr_warning,
     rows: Rows | None = None,
 ) -> ValidationRun:
-    """Parse and check the drops at ``paths``; raises ``UsageError`` for a missing path.
+    """Parse and check the sources at ``paths``; raises ``UsageError`` for a missing path.
 
     The files are checked on ``engine`` if the caller shares one (a build), else on a local
     pool of ``jobs`` workers (default: one per core) started only for an input large enough;
     ``cache_dir`` turns on the content-addressed cache; ``rows`` makes each record's row in the
-    same visit (see :func:`curate.scan.run.scan`).
+    same visit (see :func:`curate.scan.run.scan`). A Hub dataset (``hf://datasets/…``) is
+    downloaded into ``cache_dir`` (kept for the next run), or without a cache into a temporary
+    folder removed once it is read.
     """
-    sources = discover(paths, config.exclude)
     own: list[Engine] = []
 
     def local() -> Engine:
         own.append(engines.make(engines.DEFAULT, jobs))
         return own[0]
 
-    try:
-        scanned = scan(
-            sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
-            progress=progress, warn=warn,
-        )  # fmt: skip
-        # The near-duplicate search runs on the same engine, if the scan started one.
-        runner = engine or (own[0] if own else None)
-        return corpus_report(scanned, config, [s.format for s in sources], runner)
-    finally:
-        for pool in own:
-            pool.close()
+    with contextlib.ExitStack() as stack:
+
+        def fetch(address: str) -> Path:
+            from curate.ingest import remote
+
+            if cache_dir is not None:
+                return remote.fetch(address, Path(cache_dir) / "hub")
+            into = stack.enter_context(tempfile.TemporaryDirectory(prefix="curate-hub-"))
+            return remote.fetch(address, Path(into))
+
+        sources = discover(paths, config.exclude, fetch)
+        try:
+            scanned = scan(
+                sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
+                progress=progress, warn=warn,
+            )  # fmt: skip
+            # The near-duplicate search runs on the same engine, if the scan started one.
+            runner = engine or (own[0] if own else None)
+            return corpus_report(scanned, config, [s.format for s in sources], runner)
+        finally:
+            for pool in own:
+                pool.close()
 
 
 def corpus_report(
@@ -97,6 +112,7 @@ def corpus_report(
         scanned.cache_misses,
         scanned.names,
         scanned.spools,
+        source_formats,
     )
 
 

@@ -9,6 +9,7 @@ would write already exists it writes nothing and says which.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,26 @@ FILES: dict[str, str] = {
 }
 # Templates filled with string.Template ($name); the card is Jinja2 for the build, copied as is.
 FILLED = {"pyproject.toml", "workflows/validate.yml", "workflows/release.yml"}
+# The field mapping of a project whose sources have fields, at the end of pyproject.toml: its
+# table and text field, then the other keys as commented examples (all of it commented out for
+# text drops).
+MAPPING_EXAMPLES = """\
+# id = "id"                          # the source's own id, kept in each row's `sources`
+# title = "title"                    # carried as the string column `title`
+# venue = "venue"                    # the fields of a record's venue and year ...
+# year = "year"
+# default_venue = "ICML"             # ... or the venue and year of a record without them
+# default_year = 2025
+# columns = { authors = "list<string>" }  # more fields carried as typed columns; others dropped
+"""
+
+
+def _mapping(format_name: str, text_field: str | None) -> str:
+    table = "jsonl" if format_name == "text" else format_name
+    text = f"text = {json.dumps(text_field or 'text', ensure_ascii=False)}"
+    lead = "# " if format_name == "text" else ""
+    head = f"{lead}[tool.curate.mapping.{table}]\n{lead}{text:<{35 - len(lead)}}"
+    return f"{head}  # the field holding the text\n{MAPPING_EXAMPLES}"
 
 
 class InitRefused(Exception):
@@ -56,8 +77,23 @@ def _slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.casefold()).strip("-") or "dataset"
 
 
-def init_project(folder: str | Path = ".", *, name: str | None = None) -> Scaffold:
-    """Write a new dataset project into ``folder`` (created if missing).
+def sources_hint(format_name: str = "text") -> str:
+    """The files ``curate init`` asks for, as its next step says."""
+    from curate.ingest import formats
+
+    claimed = ", ".join(formats.REGISTRY[format_name].patterns)
+    return f"drops ({claimed})" if format_name == "text" else f"{format_name} files ({claimed})"
+
+
+def init_project(
+    folder: str | Path = ".",
+    *,
+    name: str | None = None,
+    format_name: str = "text",
+    text_field: str | None = None,
+) -> Scaffold:
+    """Write a new dataset project into ``folder`` (created if missing), for sources in
+    ``format_name``; a format with fields gets its mapping, its text in ``text_field``.
 
     Raises :class:`InitRefused` naming every file that already exists, before writing any.
     """
@@ -67,6 +103,7 @@ def init_project(folder: str | Path = ".", *, name: str | None = None) -> Scaffo
         "name": title.replace('"', "'"),
         "repo_id": f"your-org/{_slug(title)}",
         "version": version(),
+        "sources": sources_hint(format_name),
     }
     files = dict(FILES)
     notes = []
@@ -86,6 +123,8 @@ def init_project(folder: str | Path = ".", *, name: str | None = None) -> Scaffo
             text = (TEMPLATES / template).read_text(encoding="utf-8")
             if template in FILLED:
                 text = Template(text).substitute(values)
+            if rel in ("pyproject.toml", "curate.toml"):  # (not in the template: it stays valid)
+                text += _mapping(format_name, text_field)
             if rel == "curate.toml":
                 text = _own_table(text)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -1,8 +1,9 @@
 """Talking to the Hugging Face Hub safely: bounded time, bounded retries, plain errors, no token
 in any message.
 
-Every Hub operation of curate (``publish``, ``diff hub:…``, ``build --previous hub:…``) runs
-inside :func:`connection`, which gives ``huggingface_hub`` an HTTP client of ours:
+Every Hub operation of curate (``publish``, ``diff hub:…``, ``build --previous hub:…``, a
+source ``hf://datasets/…``) runs inside :func:`connection`, which gives ``huggingface_hub`` an
+HTTP client of ours:
 
 - every request has a timeout (``CURATE_HUB_TIMEOUT``, default 30 s: connecting, and each wait
   for data), and the whole operation a deadline (``CURATE_HUB_DEADLINE``, default 120 s, retries
@@ -151,6 +152,43 @@ def connection(what: str) -> Iterator[None]:
         _limits.timeout, _limits.deadline, _limits.budget = previous
         if factory is not None and previous[1] is None:
             set_client_factory(factory)
+
+
+@contextmanager
+def reading(
+    what: str,
+    repo_id: str,
+    token: str | None,
+    *,
+    not_found: Callable[[], Exception],
+    no_revision: Callable[[], Exception],
+) -> Iterator[None]:
+    """A download from the Hub inside :func:`connection`, its failures as curate names them:
+    ``not_found()`` for a repository that does not exist (or is not visible), ``no_revision()``
+    for a revision it lacks, a one-line :class:`HubError` for anything else of the Hub's."""
+    from huggingface_hub.errors import (
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    try:
+        with connection(what):
+            yield
+    except RepositoryNotFoundError as exc:
+        if token and status_of(exc) == 401:
+            raise auth_error(exc, what, repo_id) or HubError(str(exc)) from None
+        raise not_found() from None
+    except RevisionNotFoundError:
+        raise no_revision() from None
+    except HfHubHTTPError as exc:
+        raise (auth_error(exc, what, repo_id) or HubError(describe(exc, what, token))) from None
+    except HubError:
+        raise
+    except Exception as exc:
+        if is_transient(exc):  # raised inside huggingface_hub's worker threads
+            raise HubError(describe(_unwrap(exc), what, token)) from None
+        raise
 
 
 def status_of(exc: BaseException) -> int | None:

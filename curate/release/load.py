@@ -206,35 +206,17 @@ def read_hub(
     does not exist or holds no such tag.
     """
     from huggingface_hub import HfApi
-    from huggingface_hub.errors import (
-        HfHubHTTPError,
-        RepositoryNotFoundError,
-        RevisionNotFoundError,
-    )
 
     api = HfApi(token=token)
     what = f"reading hub:{repo_id}"
-    try:
-        with hub.connection(what):
-            return _download(api, repo_id, revision, token, what, sleep, say)
-    except RepositoryNotFoundError as exc:
-        if token and hub.status_of(exc) == 401:
-            raise hub.auth_error(exc, what, repo_id) or hub.HubError(str(exc)) from None
-        raise NoPreviousRelease(
+    with hub.reading(
+        what, repo_id, token,
+        not_found=lambda: NoPreviousRelease(
             f"hub:{repo_id} not found on the Hub (or not visible with these credentials)"
-        ) from None
-    except RevisionNotFoundError:
-        raise ReleaseError(f"hub:{repo_id} has no revision {revision!r}") from None
-    except HfHubHTTPError as exc:
-        raise (
-            hub.auth_error(exc, what, repo_id) or hub.HubError(hub.describe(exc, what, token))
-        ) from None
-    except hub.HubError:
-        raise
-    except Exception as exc:
-        if hub.is_transient(exc):  # raised inside huggingface_hub's worker threads
-            raise hub.HubError(hub.describe(hub._unwrap(exc), what, token)) from None
-        raise
+        ),
+        no_revision=lambda: ReleaseError(f"hub:{repo_id} has no revision {revision!r}"),
+    ):  # fmt: skip
+        return _download(api, repo_id, revision, token, what, sleep, say)
 
 
 def _download(

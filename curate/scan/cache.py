@@ -289,6 +289,40 @@ class ValidationCache:
         pending, self._pending = self._pending, []
         return pending
 
+    @property
+    def pending(self) -> int:
+        return len(self._pending)
+
+    def spill(self, path: Path) -> None:
+        """Hand the pending entries over in a file for the process that writes the cache (one
+        JSON array a line: key, value, checksum) rather than hold them: what a task does with
+        a large file's. A folder that cannot be written could not hold the cache either: the
+        entries are then dropped."""
+        try:
+            with path.open("a", encoding="utf-8", newline="\n") as fh:
+                for entry in self._pending:
+                    fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        except OSError:
+            pass
+        self._pending = []
+
+    def add_spilled(self, path: Path) -> None:
+        """Store the entries a task spilled into ``path`` (checked like every entry when read
+        back), a transaction at a time, and remove the file."""
+        batch: list[tuple[str, str, str]] = []
+        try:
+            with path.open(encoding="utf-8") as fh:
+                for line in fh:
+                    key, value, checksum = json.loads(line)
+                    batch.append((str(key), str(value), str(checksum)))
+                    if len(batch) >= FLUSH_ENTRIES:
+                        self.add_pending(batch)
+                        batch = []
+        except (OSError, ValueError) as exc:
+            self.warn(f"cache entries in {path} unreadable ({type(exc).__name__}); not stored")
+        self.add_pending(batch)
+        path.unlink(missing_ok=True)
+
     def add_pending(self, entries: list[tuple[str, str, str]]) -> None:
         if self._db is not None and not self.readonly:
             self._pending.extend(entries)

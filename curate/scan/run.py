@@ -10,6 +10,7 @@ the new cache entries the tasks return.
 from __future__ import annotations
 
 import hashlib
+import json
 import stat
 import sys
 import time
@@ -22,10 +23,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from curate.engine.serial import SERIAL
+from curate.ingest import formats
 from curate.scan.cache import ValidationCache
 from curate.scan.task import CacheRef, Scanned, ScanTask, scan_file
 from validation.config import Config
 from validation.corpus import FileResult
+from validation.mapping import mapping_for
 from validation.registry import finding
 from validation.sketch import NUM_PERM
 
@@ -101,7 +104,8 @@ def scan(
         if cache is not None and rows is None:
             data = _cacheable_bytes(source.path, config)
             sha = hashlib.sha256(data).hexdigest() if data is not None else ""
-            hit = cache.get_file(sha, where, i) if sha else None
+            key = file_key(sha, source.format, where, config)
+            hit = cache.get_file(key, where, i) if sha else None
             if hit is not None:
                 results[i] = hit
                 if progress:
@@ -121,7 +125,10 @@ def scan(
         if chosen.workers > 1:
             runner = chosen
     for task, done in zip(todo, runner.map(scan_file, todo), strict=True):
-        results[task.index] = _store(cache, done, progress)
+        stored: str | None = file_key(done.file.sha256, task.format, task.path, config)
+        if config.max_file_bytes and done.file.size > config.max_file_bytes:
+            stored = None  # a streamed file over the limit is never looked up: _cacheable_bytes
+        results[task.index] = _store(cache, done, progress, stored)
     timings["files (wall)"] = time.perf_counter() - t
 
     files = [r for r in results if r is not None]
@@ -133,14 +140,28 @@ def scan(
     return out
 
 
-def _store(cache: ValidationCache | None, done: Scanned, progress: Progress | None) -> FileResult:
+def file_key(sha256: str, format_name: str, path: str, config: Config) -> str:
+    """What a file's cached result is keyed by, besides the checks' settings: its bytes, and
+    for a source that is not a text drop its format and the field mapping that applies to it
+    (the same bytes under another name may be read as another format, or mapped otherwise)."""
+    if format_name == formats.DEFAULT:
+        return sha256
+    entry = mapping_for(config.mapping, path, format_name).as_dict()
+    return f"{sha256}/{format_name}/{json.dumps(entry, sort_keys=True)}"
+
+
+def _store(
+    cache: ValidationCache | None, done: Scanned, progress: Progress | None, key: str | None
+) -> FileResult:
     result = done.file
     if cache is not None:
         cache.add_pending(done.cache_entries)
+        if done.spilled is not None:
+            cache.add_spilled(Path(done.spilled))
         cache.hits += done.hits
         cache.misses += done.misses
-        if result.sha256:
-            cache.put_file(result.sha256, replace(result, timings={}))
+        if result.sha256 and key is not None:
+            cache.put_file(key, replace(result, timings={}, rows=None, source_ids=None))
     if progress:
         progress(result.path, result.n_records)
     return result

@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-from curate.dataset.table import ARROW_SCHEMA
+from curate.dataset.table import Contract, contract_for
 from curate.transform.clean import clean_text
 from validation import normalize, residue
 from validation.config import Config
@@ -32,14 +32,18 @@ from validation.records import Record
 from validation.registry import row_policy_of
 from validation.runner import RecordResult, counts
 
-# The columns a row has before the corpus is known; `flags` and `sources` come after.
-CONTENT = [f.name for f in ARROW_SCHEMA if f.name not in ("flags", "sources")]
 MADE = "_made"  # false for a record without a row: only its raw text is spooled
 MATH_KEPT = "_math_kept"  # the math spans the cleaner kept as TeX (`math-kept` findings)
-SPOOL_SCHEMA = pa.schema(
-    [pa.field(name, ARROW_SCHEMA.field(name).type) for name in CONTENT]
-    + [pa.field(MADE, pa.bool_()), pa.field(MATH_KEPT, pa.list_(pa.string()))]
-)
+
+
+def spool_schema(contract: Contract) -> pa.Schema:
+    """The spool's columns: what a row has before the corpus is known (the table's but `flags`
+    and `sources`, which come after; the mapping's extra columns included), and what making
+    the row reports."""
+    return pa.schema(
+        [pa.field(f.name, f.type) for f in contract.schema if f.name not in ("flags", "sources")]
+        + [pa.field(MADE, pa.bool_()), pa.field(MATH_KEPT, pa.list_(pa.string()))]
+    )
 
 
 def has_math(raw: str) -> bool:
@@ -52,18 +56,20 @@ def content_row(record: Record, result: RecordResult, math: str) -> dict[str, An
     """The row of one record without its flags and sources; ``_math_kept`` lists the math
     spans published as TeX because they could not be converted."""
     cleaned = clean_text(record.text, math=math)
-    header = record.header
+    venue, year = record.venue_year
     return {
         "id": result.id,
         "abstract": cleaned.text,
         "abstract_raw": record.text,
-        "venue": header.venue if header else None,
-        "year": header.year if header else None,
-        "language": result.language,
+        "venue": venue,
+        "year": year,
+        # A tabular source's own language field, where the mapping names one, else langdetect's.
+        "language": record.language if record.language is not None else result.language,
         "word_count": normalize.word_total(cleaned.text),
         "char_count": len(cleaned.text),
         "has_math": has_math(record.text),
         "markup": list(cleaned.kinds),
+        **dict(record.extra),
         MADE: True,
         MATH_KEPT: list(cleaned.math_kept),
     }
@@ -93,26 +99,35 @@ def gets_row(path: str, result: RecordResult, config: Config, cleaning: Cleaning
     return True
 
 
-def spool_rows(
-    path: str,
-    records: list[Record],
-    results: list[RecordResult],
-    config: Config,
-    cleaning: Cleaning,
-    target: Path,
-) -> None:
-    """Make the rows of one file's records and write them to its spool file ``target``."""
-    rows = [
-        content_row(record, result, cleaning.math)
-        if gets_row(path, result, config, cleaning)
-        else {"id": result.id, "abstract_raw": record.text, MADE: False}
-        for record, result in zip(records, results, strict=True)
-    ]
-    if not rows:
-        return
-    table = pa.Table.from_pylist(rows, schema=SPOOL_SCHEMA)
-    with ipc.new_file(target, SPOOL_SCHEMA) as writer:
-        writer.write_table(table)
+class Spool:
+    """One file's spool of rows, written a batch of records at a time (a tabular file is
+    checked that way), and made only once there is a row: a file without records has none."""
+
+    def __init__(self, target: Path, config: Config, cleaning: Cleaning) -> None:
+        self.target = target
+        self.config = config
+        self.cleaning = cleaning
+        self.schema = spool_schema(contract_for(config, tabular=False))
+        self._writer: ipc.RecordBatchFileWriter | None = None
+
+    def write(self, path: str, records: list[Record], results: list[RecordResult]) -> None:
+        """Make the rows of some of the file's records, in file order, and spool them."""
+        config, cleaning = self.config, self.cleaning
+        rows = [
+            content_row(record, result, cleaning.math)
+            if gets_row(path, result, config, cleaning)
+            else {"id": result.id, "abstract_raw": record.text, MADE: False}
+            for record, result in zip(records, results, strict=True)
+        ]
+        if not rows:
+            return
+        if self._writer is None:
+            self._writer = ipc.new_file(self.target, self.schema)
+        self._writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
 
 
 def read_spool(path: str | Path) -> pa.Table:

@@ -210,7 +210,7 @@ def test_what_the_plain_pass_vouches_for_pandera_passes(tmp_path):
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from curate.dataset.table import COLUMNS, _pandas_dtype, rows_hold, table_schema
+    from curate.dataset.table import COLUMNS, TEXT, _pandas_dtype, rows_hold
     from curate.pipeline.build import build
     from curate.settings import Settings
 
@@ -221,4 +221,4 @@ def test_what_the_plain_pass_vouches_for_pandera_passes(tmp_path):
     for c in COLUMNS:
         if isinstance(_pandas_dtype(c), str):
             frame[c.name] = frame[c.name].astype(_pandas_dtype(c))
-    table_schema().validate(frame, lazy=True)  # raises SchemaErrors if any row fails
+    TEXT.pandera().validate(frame, lazy=True)  # raises SchemaErrors if any row fails

@@ -421,15 +421,16 @@ def test_init_config_documents_every_setting(tmp_path):
     for name in ORDER:  # every setting, the checks' and the build's
         assert name in text or name.replace("_", "-") in text, name
     # Uncommented, the documented examples are valid settings (the "..." ones are prose).
-    setting = re.compile(r'^# (\[tool\.curate\.[a-z_-]+\]|([a-z_-]+|"[^"]+") += (?!.*\.\.\.))')
+    setting = re.compile(r'^# (\[tool\.curate\.[a-z_.-]+\]|([a-z_-]+|"[^"]+") += (?!.*\.\.\.))')
     uncommented = "\n".join(
         ln.removeprefix("# ") if setting.match(ln) else ln for ln in text.splitlines()
     )
-    assert uncommented.count("\n[tool.curate.") == 4
+    assert uncommented.count("\n[tool.curate.") == 5
     (tmp_path / "all.toml").write_text(uncommented, encoding="utf-8")
     everything = load_config(tmp_path / "all.toml")
     assert everything.severity == {"latex": "off"}
     assert (everything.venues, everything.years) == ((), ())  # a new project accepts any
+    assert everything.mapping["jsonl"].text == "text" and everything.mapping["jsonl"].id == "id"
 
 
 def test_publish_takes_the_repository_from_the_build(other_kind, fake_hub: FakeHub, capsys):

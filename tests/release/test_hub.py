@@ -1,9 +1,10 @@
 """A Hub that is unreachable, silent, not a Hub, or switched off: one line each, in bounded time.
 
 Each failure is served for real on 127.0.0.1 (``hubserver.BrokenHub``) and reached through the
-real huggingface_hub client, for the three commands that talk to the Hub: ``publish``,
-``diff hub:…`` and ``build --previous hub:…``. The deadline is set small through the documented
-environment variables, and each command must end within it (plus the start-up of the command).
+real huggingface_hub client, for the commands that talk to the Hub: ``publish``,
+``diff hub:…``, ``build --previous hub:…`` and a source ``hf://datasets/…``. The deadline is
+set small through the documented environment variables, and each command must end within it
+(plus the start-up of the command).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ def commands(release: Path, tmp_path: Path) -> dict[str, list[str]]:
             "--previous",
             f"hub:{REPO}",
         ],
+        "source": ["validate", f"hf://datasets/{REPO}", "--no-cache"],
     }
 
 
@@ -80,7 +82,7 @@ def run(argv: list[str], capsys) -> tuple[int, str, float]:
     return code, lines[0], elapsed
 
 
-COMMANDS = ["publish", "diff", "build"]
+COMMANDS = ["publish", "diff", "build", "source"]
 
 
 @pytest.mark.parametrize("broken", ["refused"], indirect=True)

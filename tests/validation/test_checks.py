@@ -304,3 +304,41 @@ def test_console_script_never_shows_a_traceback_on_binary_input(tmp_path):
     (f,) = json.loads(proc.stdout)["findings"]
     # bytes 0-127 are valid UTF-8 and hold one newline (0x0a): the first bad byte is on line 2.
     assert (f["code"], f["line"]) == ("encoding", 2)
+
+
+# --- tabular sources: a record's own venue and year; no header checks ------------------------
+def test_record_mismatch_checks_each_tabular_records_venue_and_year(tmp_path):
+    from validation.mapping import parse
+
+    path = tmp_path / "papers.csv"
+    path.write_text(
+        f'venue,year,abstract\nICML,2025,"{EN1}"\nNeurIPS,2025,"{EN2}"\nicml,2019,"{EN3}"\n',
+        encoding="utf-8",
+    )
+    mapping = parse({"csv": {"text": "abstract", "venue": "venue", "year": "year"}})
+    config = Config(venues=("ICML",), years=(2024, 2025), mapping=mapping)
+    found = [(f.code, f.line, f.message) for f in validate_paths([path], config).report]
+    assert [(code, line) for code, line, _ in found] == [
+        ("record-mismatch", 3),
+        ("record-mismatch", 4),
+    ]
+    assert "venue 'NeurIPS' is not one of ICML" in found[0][2]
+    assert "year 2019 is not one of 2024, 2025" in found[1][2]  # `icml`: case is not a fault
+    unset = validate_paths([path], Config(mapping=mapping)).report
+    assert not [f for f in unset if f.code == "record-mismatch"]  # no majority without a header
+
+
+def test_the_header_checks_apply_to_text_drops_only(tmp_path):
+    from validation.mapping import parse
+
+    path = tmp_path / "papers.jsonl"
+    path.write_text(
+        "".join(json.dumps({"abstract": t}) + "\n" for t in (EN1, EN2, EN3)), encoding="utf-8"
+    )
+    drop = tmp_path / "drop.txt"
+    drop.write_text(text(EN1, header="NeurIPS 2019 Papers"), encoding="utf-8")
+    config = Config(header_languages=("fr",), mapping=parse({"jsonl": {"text": "abstract"}}))
+    codes = {(Path(f.file).name, f.code) for f in validate_paths([tmp_path], config).report}
+    assert {c for n, c in codes if n == "papers.jsonl"} & {"header-missing", "header-language",
+        "header-mismatch"} == set()  # fmt: skip
+    assert ("drop.txt", "header-language") in codes

@@ -41,11 +41,12 @@ PARQUET_OPTIONS: dict[str, Any] = {
 ONE_SPLIT = {"train": 1.0}
 
 
-def arrow_schema_with_features() -> pa.Schema:
+def arrow_schema_with_features(schema: pa.Schema = ARROW_SCHEMA) -> pa.Schema:
     """The table schema, carrying the ``datasets`` features so loaders keep the declared types
     (the metadata ``datasets`` itself writes; computed without importing it)."""
-    meta = {"huggingface": json.dumps({"info": {"features": hf_features()}}, sort_keys=True)}
-    return ARROW_SCHEMA.with_metadata(meta)
+    features = hf_features(schema)
+    meta = {"huggingface": json.dumps({"info": {"features": features}}, sort_keys=True)}
+    return schema.with_metadata(meta)
 
 
 def split_of(ids: pa.Array, splits: Mapping[str, float]) -> np.ndarray:
@@ -126,9 +127,14 @@ class ParquetFile:
     """The Parquet writer; ``shard_size`` 0 writes each split as one file."""
 
     def __init__(
-        self, folder: Path, *, shard_size: int = 0, splits: Mapping[str, float] | None = None
+        self,
+        folder: Path,
+        *,
+        shard_size: int = 0,
+        splits: Mapping[str, float] | None = None,
+        schema: pa.Schema | None = None,
     ) -> None:
-        self.schema = arrow_schema_with_features()
+        self.schema = arrow_schema_with_features(schema or ARROW_SCHEMA)
         self.splits = {k: (splits or ONE_SPLIT)[k] for k in sorted(splits or ONE_SPLIT)}
         self._files = [_Files(folder, name, self.schema, shard_size) for name in self.splits]
 

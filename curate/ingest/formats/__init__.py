@@ -3,7 +3,10 @@
 A format is an object with a ``name``, the file-name ``patterns`` it claims (globs matched
 against the file's name) and ``read(path, config) -> SourceFile``, which never raises on bad
 input: what it cannot read becomes a finding with the file and line (or row), and the rest of
-the file is still read. Every record it yields carries its own provenance (file, line, header).
+the file is still read. Every record it yields carries its own provenance (file, line, header;
+for a tabular source its row and its own id). A format whose files may be larger than memory
+also has ``parts(path, config)``, which yields the file's records a batch at a time (the last
+batch carries the file's digest and size); :func:`parts` reads any format that way.
 
 The registry names each format by the module that defines it, so discovery (which only needs
 the patterns) imports no parser, and the validation cache can hash the source of every
@@ -15,6 +18,8 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import importlib.util
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -62,7 +67,15 @@ def register(name: str, patterns: tuple[str, ...], target: str) -> None:
 
 
 register("text", ("*.txt",), "curate.ingest.formats.text:TextDrops")
+register("jsonl", ("*.jsonl", "*.jsonl.gz", "*.json"), "curate.ingest.formats.jsonl:JsonLines")
+register("csv", ("*.csv",), "curate.ingest.formats.delimited:Csv")
+register("tsv", ("*.tsv",), "curate.ingest.formats.delimited:Tsv")
+register("parquet", ("*.parquet",), "curate.ingest.formats.columnar:Parquet")
+register("arrow", ("*.arrow",), "curate.ingest.formats.columnar:Arrow")
 DEFAULT = "text"  # what a file given by name, that no format claims, is read as
+# The metadata `datasets.save_to_disk` writes beside a dataset's Arrow files: never a source,
+# though `*.json` claims the name.
+NOT_SOURCES = ("dataset_info.json", "state.json", "dataset_dict.json")
 
 
 def patterns() -> tuple[str, ...]:
@@ -72,6 +85,8 @@ def patterns() -> tuple[str, ...]:
 
 def claim(filename: str) -> str | None:
     """The name of the one format that claims a file of this name, or None."""
+    if filename in NOT_SOURCES:
+        return None
     for entry in REGISTRY.values():
         if any(fnmatch.fnmatchcase(filename, p) for p in entry.patterns):
             return entry.name
@@ -87,6 +102,48 @@ def get(name: str) -> SourceFormat:
     if found is None:
         found = _loaded[name] = REGISTRY[name].load()
     return found
+
+
+def parts(name: str, path: Path, config: Config) -> Iterator[SourceFile]:
+    """The file's records a batch at a time (a format without ``parts``: all at once)."""
+    fmt = get(name)
+    in_parts = getattr(fmt, "parts", None)
+    if in_parts is None:
+        yield fmt.read(path, config)
+    else:
+        yield from in_parts(path, config)
+
+
+def texts(name: str, path: Path, config: Config, wanted: list[int]) -> dict[int, str]:
+    """The texts of some records of a file, by their number in it, read again a batch at a
+    time: a large tabular file is never held whole for the few a check asks for."""
+    left = set(wanted)
+    out: dict[int, str] = {}
+    first = 0
+    for part in parts(name, path, config):
+        for i in left.intersection(range(first, first + len(part.records))):
+            out[i] = part.records[i - first].text
+        first += len(part.records)
+        if len(out) == len(left):
+            break
+    return out
+
+
+def irregular(path: Path) -> str | None:
+    """Why the entry at ``path`` is not read (a FIFO, a device, a folder: it is never opened,
+    so nothing can hang on it), or None for a regular file. ``OSError`` if it cannot be
+    ``stat``-ed."""
+    mode = path.stat().st_mode
+    if stat.S_ISREG(mode):
+        return None
+    kind = {
+        stat.S_ISFIFO(mode): "a FIFO (named pipe)",
+        stat.S_ISCHR(mode): "a character device",
+        stat.S_ISBLK(mode): "a block device",
+        stat.S_ISSOCK(mode): "a socket",
+        stat.S_ISDIR(mode): "a folder",
+    }.get(True, "not a regular file")
+    return f"not a regular file: {kind}; not read"
 
 
 def drop_oversized(source: SourceFile, config: Config | None) -> None:
@@ -115,10 +172,11 @@ def drop_oversized(source: SourceFile, config: Config | None) -> None:
 
 
 def module_files() -> list[Path]:
-    """The source file of every registered format, for the validation cache's key."""
-    files = []
+    """The source file of every registered format, and every module of this package (what
+    the readers share), for the validation cache's key."""
+    files = sorted(Path(__file__).parent.glob("*.py"))
     for entry in REGISTRY.values():
         spec = importlib.util.find_spec(entry.module)
-        if spec is not None and spec.origin:
+        if spec is not None and spec.origin and Path(spec.origin) not in files:
             files.append(Path(spec.origin))
     return files

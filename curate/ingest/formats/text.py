@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-import stat
 from collections.abc import Callable
 from pathlib import Path
 
 import validation.checks  # noqa: F401  (registers the parse codes)
-from curate.ingest.formats import drop_oversized
+from curate.ingest.formats import drop_oversized, irregular
 from validation.config import Config
 from validation.findings import Finding
 from validation.headers import parse_header
@@ -159,16 +158,9 @@ def parse_file(path: Path, config: Config | None = None) -> SourceFile:
         return source
 
     try:
+        if (why := irregular(path)) is not None:
+            return problem("unreadable", why)
         info = path.stat()
-        if not stat.S_ISREG(info.st_mode):
-            kind = {
-                stat.S_ISFIFO(info.st_mode): "a FIFO (named pipe)",
-                stat.S_ISCHR(info.st_mode): "a character device",
-                stat.S_ISBLK(info.st_mode): "a block device",
-                stat.S_ISSOCK(info.st_mode): "a socket",
-                stat.S_ISDIR(info.st_mode): "a folder",
-            }.get(True, "not a regular file")
-            return problem("unreadable", f"not a regular file: {kind}; not read")
         if limit and info.st_size > limit:
             return problem("file-too-large", _too_large(info.st_size, limit))
         with path.open("rb") as fh:

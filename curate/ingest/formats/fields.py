@@ -1,0 +1,414 @@
+"""From a tabular source's fields to records: what the JSONL, CSV/TSV, Parquet and Arrow readers
+share.
+
+Each reader parses with a library (``json``, ``csv``, ``pyarrow``) and hands every row, as a
+mapping of field name to value, to :class:`Batches`, which applies the file's field mapping
+(:mod:`validation.mapping`) and passes the records on a batch at a time, so a file of any size
+is read with bounded memory. Nothing here raises on bad input: a row that cannot become a
+record is a finding at its line (or row), and the file's other rows are still read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import validation.checks  # noqa: F401  (registers the parse codes)
+from curate.ingest.formats import drop_oversized, irregular
+from validation.mapping import Column, FieldMap, mapping_for
+from validation.records import Record, SourceFile
+from validation.registry import finding
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from validation.config import Config
+
+# Records handed on at a time: a batch of abstracts is a few MB, whatever the file's size.
+BATCH_RECORDS = 5_000
+_INT_RANGE = {"int32": 2**31, "int64": 2**63}
+
+
+def line_limit(config: Config) -> int | None:
+    """The longest line (or CSV field) a streaming reader holds: ``max_file_bytes``, which
+    bounds what is held at once, as it bounds a whole text drop; None: no limit. A longer
+    line is a `record-too-large` error, skipped without being held."""
+    return config.max_file_bytes or None
+
+
+class Hashed(io.RawIOBase):
+    """A file read through this is hashed as it is read: the SHA-256 and size a source's
+    result carries, without a second pass over a large file."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer) or 0
+        if n:
+            self.digest.update(memoryview(buffer)[:n])
+            self.size += n
+        return n
+
+    def finish(self) -> str:
+        """The SHA-256 of the whole file, reading what is left after an early stop."""
+        while chunk := self.raw.read(1 << 20):
+            self.digest.update(chunk)
+            self.size += len(chunk)
+        return self.digest.hexdigest()
+
+
+def opened(path: Path, out: Batches) -> BinaryIO | None:
+    """The file, open for reading; or None, with an `unreadable` finding that says why (a
+    FIFO or a device is never opened, so nothing can hang on it)."""
+    try:
+        why = irregular(path)
+        if why is None:
+            return path.open("rb")
+    except OSError as exc:
+        why = f"cannot read: {exc.strerror or exc}"
+    out.finding("unreadable", 0, why)
+    return None
+
+
+class Tabular:
+    """What every tabular format shares: ``read`` is its batches joined, and ``parts`` opens
+    the file (never a FIFO or a device) and hands it to the format's ``from_file``."""
+
+    name = ""
+    cells = False  # the values are the text of CSV cells
+
+    def read(self, path: Path, config: Config) -> SourceFile:
+        return joined(self.parts(path, config))
+
+    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
+        out = Batches(path.as_posix(), config, self.name, cells=self.cells)
+        if (fh := opened(path, out)) is None:
+            yield out.last("", 0)
+            return
+        with fh:
+            yield from self.from_file(fh, path, out)
+
+    def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
+        """The batches of the open file ``fh``; the last carries its digest and size."""
+        raise NotImplementedError
+
+
+def file_digest(path: Path) -> tuple[str, int]:
+    """SHA-256 and size of a file read by a library that seeks (Parquet, Arrow)."""
+    with path.open("rb") as fh:
+        digest = hashlib.file_digest(fh, "sha256")
+        return digest.hexdigest(), fh.tell()
+
+
+def describe(value: Any) -> str:
+    """A value as a message names it: its JSON kind and a short excerpt."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int | float):
+        return f"a number ({value!r})"
+    if isinstance(value, str):
+        shown = value if len(value) <= 30 else value[:29] + "…"
+        return f"a string ({shown!r})"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"
+
+
+class BadValue(ValueError):
+    """A field's value that its mapping cannot read: the message says what it is instead."""
+
+
+def _absent(value: Any, cells: bool) -> bool:
+    return value is None or (cells and isinstance(value, str) and not value.strip())
+
+
+def convert(value: Any, kind: str, cells: bool) -> Any:
+    """``value`` as a column of type ``kind`` holds it (``id``: the source's id, as a string);
+    ``cells``: it is the text of a CSV cell, so numbers, booleans and lists are read from their
+    text (a list as a JSON array), and an empty cell is no value."""
+    if _absent(value, cells):
+        return None
+    if kind == "string":
+        if isinstance(value, str):
+            return value
+    elif kind == "id":  # the source's own id: a string, or an integer written as one
+        if isinstance(value, str):
+            return value
+        if isinstance(value, int) and not isinstance(value, bool):
+            return str(value)
+        raise BadValue(f"{describe(value)}, not a string or an integer")
+    elif kind in _INT_RANGE:
+        if cells and isinstance(value, str):
+            try:
+                value = int(value.strip())
+            except ValueError:
+                raise BadValue(f"{describe(value)}, not an integer") from None
+        if isinstance(value, int) and not isinstance(value, bool):
+            if -_INT_RANGE[kind] <= value < _INT_RANGE[kind]:
+                return value
+            raise BadValue(f"{value}, out of range for {kind}")
+    elif kind == "float64":
+        if cells and isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise BadValue(f"{describe(value)}, not a number") from None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif kind == "bool":
+        if cells and isinstance(value, str) and value.strip().lower() in _BOOLS:
+            return _BOOLS[value.strip().lower()]
+        if isinstance(value, bool):
+            return value
+    elif kind == "list<string>":
+        if cells and isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                raise BadValue(f"{describe(value)}, not a JSON array of strings") from None
+        if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            return list(value)
+    raise BadValue(f"{describe(value)}, not {_KIND_NAMES.get(kind, kind)}")
+
+
+_BOOLS = {"true": True, "false": False, "1": True, "0": False}
+_KIND_NAMES = {
+    "string": "a string",
+    "float64": "a number",
+    "bool": "a boolean",
+    "list<string>": "a list of strings",
+}
+
+
+class Batches:
+    """The records of one tabular file, made from its rows and handed on a batch at a time.
+
+    A reader calls :meth:`row` for each row it parsed, :meth:`finding` for what it could not
+    parse, yields :meth:`take` whenever :meth:`full`, and ends with :meth:`last`, which carries
+    the file's digest and size (known only once it is read).
+    """
+
+    def __init__(self, path: str, config: Config, format_name: str, *, cells: bool = False) -> None:
+        self.path = path
+        self.config = config
+        self.map: FieldMap = mapping_for(config.mapping, path, format_name)
+        self.columns: tuple[Column, ...] = self.map.carried()
+        self.cells = cells
+        self.part = SourceFile(path=path)
+        self.records = 0
+        self.unreadable: set[str] = set()  # fields a file-level finding already covers
+        self._cr_seen = False
+
+    def finding(self, code: str, line: int, message: str) -> None:
+        self.part.findings.append(finding(code, self.path, line, message, self.config))
+
+    def full(self) -> bool:
+        return len(self.part.records) >= BATCH_RECORDS
+
+    def take(self) -> SourceFile:
+        part = self.part
+        drop_oversized(part, self.config)
+        self.part = SourceFile(path=self.path)
+        return part
+
+    def last(self, sha256: str, size: int) -> SourceFile:
+        # No record, and no finding that says why (a batch is taken only when full, so every
+        # finding of a file without records is in this one): an empty file.
+        if not self.records and all(f.code == "bom" for f in self.part.findings):
+            self.finding("empty-file", 0, "no records: the file holds no rows")
+        part = self.take()
+        part.sha256, part.size = sha256, size
+        return part
+
+    def row(self, values: Mapping[str, Any], line: int, row: int | None = None) -> None:
+        """Make the record of one row, or say (one finding) why it has none."""
+        at = f"row {row}: " if row is not None and row != line else ""
+        text = self._text(values, line, at)
+        if text is None:
+            return
+        extra = {}
+        bad: list[str] = []
+
+        def get(field: str | None, kind: str) -> Any:
+            if field is None or field in self.unreadable:
+                return None
+            try:
+                return convert(values.get(field), kind, self.cells)
+            except BadValue as exc:
+                bad.append(f"{field!r} is {exc}")
+                return None
+
+        source_id = get(self.map.id, "id")
+        venue = get(self.map.venue, "string")
+        year = get(self.map.year, "int32")
+        language = get(self.map.language, "string")
+        for column in self.columns:
+            extra[column.name] = get(column.field, column.type)
+        if bad:
+            what = "; ".join(bad)
+            self.finding("field-type", line, f"{at}{what}: published as null")
+        self.records += 1
+        self.part.records.append(
+            Record(
+                self.path, line, text, row=row, source_id=source_id,
+                venue=venue if venue is not None else self.map.default_venue,
+                year=year if year is not None else self.map.default_year,
+                language=language, extra=tuple(extra.items()),
+            )
+        )  # fmt: skip
+
+    def _text(self, values: Mapping[str, Any], line: int, at: str) -> str | None:
+        field = self.map.text
+        if field in self.unreadable:
+            return None
+        text = values.get(field)
+        if not isinstance(text, str) or not text.strip():
+            if field not in values:
+                known = ", ".join(repr(k) for k in list(values)[:8])
+                why = f"has no field {field!r} (its fields: {known or 'none'})"
+            elif isinstance(text, str):
+                why = f"has an empty text field {field!r}"
+            else:
+                why = f"has {describe(text)} in its text field {field!r}, not a string"
+            self.finding("text-field", line, f"{at}the record {why}; not read")
+            return None
+        if "\r" in text:
+            if not self._cr_seen:
+                self._cr_seen = True
+                self.finding(
+                    "line-endings", line,
+                    f"{at}CR or CRLF inside the text (first here): read as a line break, as in "
+                    "a text drop",
+                )  # fmt: skip
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return text
+
+
+# --- columnar files: Parquet and Arrow -------------------------------------------------------
+def _arrow_ok(typ: pa.DataType, kind: str) -> bool:
+    import pyarrow as pa
+
+    if kind in ("string",):
+        return pa.types.is_string(typ) or pa.types.is_large_string(typ)
+    if kind == "id":
+        return pa.types.is_string(typ) or pa.types.is_large_string(typ) or pa.types.is_integer(typ)
+    if kind in _INT_RANGE:
+        return pa.types.is_integer(typ)
+    if kind == "float64":
+        return pa.types.is_floating(typ) or pa.types.is_integer(typ)
+    if kind == "bool":
+        return pa.types.is_boolean(typ)
+    if kind == "list<string>":
+        return (pa.types.is_list(typ) or pa.types.is_large_list(typ)) and _arrow_ok(
+            typ.value_type, "string"
+        )
+    return False
+
+
+def columns_to_read(out: Batches, schema: pa.Schema) -> list[str] | None:
+    """The columns of a Parquet or Arrow file the mapping reads, each of a type it can read;
+    a column of another type is a `field-type` finding (its values are not read), and a text
+    column missing or not of strings is a `text-field` one: then None, no records."""
+    fmap = out.map
+    names = set(schema.names)
+    text = fmap.text
+    if text not in names:
+        shown = ", ".join(repr(n) for n in schema.names[:8])
+        out.finding("text-field", 0, f"no column {text!r} (its columns: {shown}); not read")
+        return None
+    if not _arrow_ok(schema.field(text).type, "string"):
+        out.finding(
+            "field-type", 0,
+            f"the text column {text!r} is {schema.field(text).type}, not strings; not read",
+        )  # fmt: skip
+        return None
+    wanted = [(text, "string")]
+    wanted += [(f, k) for f, k in ((fmap.id, "id"), (fmap.venue, "string"),
+               (fmap.year, "int32"), (fmap.language, "string")) if f is not None]  # fmt: skip
+    wanted += [(c.field, c.type) for c in out.columns]
+    read: list[str] = []
+    for field, kind in wanted:
+        if field not in names or field in read:
+            continue
+        typ = schema.field(field).type
+        if _arrow_ok(typ, kind):
+            read.append(field)
+        else:
+            out.unreadable.add(field)
+            out.finding(
+                "field-type", 0,
+                f"the column {field!r} is {typ}, not {_KIND_NAMES.get(kind, kind)}: its values "
+                "are not read (published as null)",
+            )  # fmt: skip
+    return read
+
+
+# A part of a columnar file: its first row's number less one, its number of rows (None: to
+# the end of the file), and its record batches, read when asked for.
+Group = tuple[int, "int | None", Callable[[], Iterable["pa.RecordBatch"]]]
+
+
+def columnar_parts(
+    out: Batches,
+    groups: Iterable[Group],
+    digest: Callable[[], tuple[str, int]],
+    what: str,
+) -> Iterator[SourceFile]:
+    """The records of a Parquet or Arrow file from its record batches: one a row, numbered
+    from 1 (a row's number is also its line in findings), a group (a Parquet row group) at a
+    time. Damage found while reading is a `file-truncated` finding at the first row lost; the
+    rows before it are kept, and in a Parquet file the next row groups are still read."""
+    import pyarrow as pa
+
+    for start, count, batches in groups:
+        row = start
+        try:
+            for batch in batches():
+                for values in batch.to_pylist():
+                    row += 1
+                    out.row(values, row, row)
+                    if out.full():
+                        yield out.take()
+        except (pa.ArrowException, OSError) as exc:  # damage in the file
+            lost = f"rows {row + 1} to {start + count}" if count is not None else "the rest"
+            out.finding(
+                "file-truncated", row + 1,
+                f"the {what} is damaged from row {row + 1} ({reason(exc)}): {lost} not read",
+            )  # fmt: skip
+            if count is None:
+                break
+    yield out.last(*digest())
+
+
+def reason(exc: BaseException) -> str:
+    """An exception's type and first line, for a finding's message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def joined(parts: Iterable[SourceFile]) -> SourceFile:
+    """A whole file from its batches: what ``read`` gives, for callers that want one object."""
+    whole: SourceFile | None = None
+    for part in parts:
+        if whole is None:
+            whole = part
+            continue
+        whole.records += part.records
+        whole.findings += part.findings
+        whole.sha256, whole.size = part.sha256, part.size
+    assert whole is not None, "a reader yields at least its last batch"
+    return whole

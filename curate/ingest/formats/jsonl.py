@@ -1,0 +1,194 @@
+"""JSON Lines (``*.jsonl``, gzipped ``*.jsonl.gz``) and JSON arrays (``*.json``): one record per
+object, its fields read through the file's mapping (:mod:`validation.mapping`).
+
+Parsed with the standard library's ``json``. A JSON Lines file is read a line at a time,
+through ``gzip`` when it is compressed, so its size is bounded by nothing but the disk; a line
+that is not JSON, or not an object, is an `invalid-json` finding at its line and the next line
+is read. A ``.json`` file is read whole (within ``max_file_bytes``, like a text drop): an array
+of objects, each at the line it starts on; a ``.json`` file that is no array is read as JSON
+Lines, which many such files are.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import json
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit
+from validation.config import Config
+from validation.records import SourceFile
+
+_WHITESPACE = " \t\n\r"  # JSON's
+
+
+class JsonLines(Tabular):
+    """The :class:`~curate.ingest.formats.SourceFormat` of JSON Lines and JSON arrays."""
+
+    name = "jsonl"
+    patterns = ("*.jsonl", "*.jsonl.gz", "*.json")
+
+    def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
+        if path.name.endswith(".json"):
+            return _array(fh, out, out.config)
+        return _lines(fh, out, out.config, path.name.endswith(".gz"))
+
+
+def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[SourceFile]:
+    hashed = Hashed(fh)
+    buffered = io.BufferedReader(hashed, buffer_size=1 << 20)
+    stream = gzip.GzipFile(fileobj=buffered, mode="rb") if gz else buffered
+    limit = line_limit(config)
+    number = 0
+    try:
+        while data := stream.readline(limit + 1 if limit else -1):
+            number += 1
+            if limit and len(data) > limit and not data.endswith(b"\n"):
+                size = len(data)
+                while (more := stream.readline(1 << 20)) and not more.endswith(b"\n"):
+                    size += len(more)
+                out.finding(
+                    "record-too-large", number,
+                    f"a line of more than {limit:,} bytes ({size + len(more):,}): not read",
+                )  # fmt: skip
+                continue
+            _line(out, data, number)
+            if out.full():
+                yield out.take()
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        if isinstance(exc, EOFError):
+            what = "the compressed file ends early (a download cut short?)"
+        else:
+            what = f"the compressed file is damaged ({exc})"
+        rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
+        out.finding("file-truncated", number + 1, f"{what}: {rest}; {number:,} lines read")
+    except OSError as exc:
+        out.finding("unreadable", number + 1, f"cannot read on from line {number + 1}: {exc}")
+    yield out.last(hashed.finish(), hashed.size)
+
+
+def _line(out: Batches, data: bytes, number: int) -> None:
+    if number == 1 and data.startswith(codecs.BOM_UTF8):
+        out.finding("bom", 1, "file starts with a UTF-8 byte-order mark")
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        out.finding(
+            "encoding", number,
+            f"byte 0x{data[exc.start]:02x} at byte {exc.start + 1} of the line is not UTF-8 "
+            f"({exc.reason}); the line is not read",
+        )  # fmt: skip
+        return
+    if not text.strip(_WHITESPACE):
+        return  # a blank line: no record, and nothing wrong
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        out.finding("invalid-json", number, f"not JSON: {exc.msg} at column {exc.colno}")
+        return
+    _value(out, value, number)
+
+
+def _value(out: Batches, value: object, number: int) -> None:
+    if isinstance(value, dict):
+        out.row(value, number)
+    else:
+        kind = {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a value")
+        if value is None:
+            kind = "null"
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            kind = "a number"
+        out.finding("invalid-json", number, f"{kind}, not an object: no record")
+
+
+def _array(fh: BinaryIO, out: Batches, config: Config) -> Iterator[SourceFile]:
+    """A ``.json`` file: an array of objects (each at the line it starts on), else JSON Lines."""
+    limit = config.max_file_bytes
+    hashed = Hashed(fh)
+    data = io.BufferedReader(hashed).read(limit + 1 if limit else -1)
+    if limit and len(data) > limit:
+        out.finding(
+            "file-too-large", 0,
+            f"more than {limit:,} bytes, over max_file_bytes; not read (a .json file is read "
+            "whole: write it as JSON Lines, .jsonl, to stream it)",
+        )  # fmt: skip
+        yield out.last(hashed.finish(), hashed.size)
+        return
+    digest = hashed.finish()
+    if data.startswith(codecs.BOM_UTF8):
+        out.finding("bom", 1, "file starts with a UTF-8 byte-order mark")
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        out.finding("encoding", line, f"byte 0x{data[exc.start]:02x} is not UTF-8; not read")
+        yield out.last(digest, hashed.size)
+        return
+    start = _skip(text, 0)
+    if text[start : start + 1] != "[":
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError:
+            whole = None  # several values: JSON Lines under a .json name
+        if isinstance(whole, dict):
+            _value(out, whole, text.count("\n", 0, start) + 1)
+        else:
+            for number, line in enumerate(text.split("\n"), start=1):
+                _line(out, line.encode("utf-8", "surrogatepass"), number)
+                if out.full():
+                    yield out.take()
+        yield out.last(digest, hashed.size)
+        return
+    yield from _elements(text, start + 1, out)
+    yield out.last(digest, hashed.size)
+
+
+def _skip(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in _WHITESPACE:
+        pos += 1
+    return pos
+
+
+def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
+    """The values of the array opened before ``pos``, decoded one at a time by the standard
+    library's decoder (only the array's commas and brackets are looked at here)."""
+    decoder = json.JSONDecoder()
+    line, counted = 1, 0
+
+    def line_at(at: int) -> int:
+        nonlocal line, counted
+        line += text.count("\n", counted, at)
+        counted = at
+        return line
+
+    pos = _skip(text, pos)
+    if text.startswith("]", pos):
+        return
+    while True:
+        try:
+            value, end = decoder.raw_decode(text, pos)
+        except json.JSONDecodeError as exc:
+            out.finding(
+                "invalid-json", line_at(exc.pos),
+                f"not JSON: {exc.msg} at column {exc.colno}; the rest of the array is not read",
+            )  # fmt: skip
+            return
+        _value(out, value, line_at(pos))
+        if out.full():
+            yield out.take()
+        pos = _skip(text, end)
+        if text.startswith(",", pos):
+            pos = _skip(text, pos + 1)
+            continue
+        if text.startswith("]", pos) and _skip(text, pos + 1) == len(text):
+            return
+        what = "text after the array" if text.startswith("]", pos) else "no ',' or ']'"
+        out.finding("invalid-json", line_at(pos), f"{what} here; the rest is not read")
+        return

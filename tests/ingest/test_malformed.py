@@ -1,0 +1,140 @@
+"""Bad input in a tabular source is a finding, never a traceback, and nothing is lost silently.
+
+Each malformed kind is written by hand into its own file, between two good records (real
+abstracts of the dev corpus, `openreview:JNN6QHhLHB` and `openreview:QhqQJqe0Wq`), and checked
+by ``curate validate`` as a user runs it: exactly one error, of the kind's code, at its file
+and line (or row), the good records still checked, exit 1, and no traceback.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+
+from curate.cli import main
+
+SAMPLE = {
+    r["id"]: r
+    for r in map(json.loads, (ROOT / "tests/data/formats_sample.jsonl").read_text().splitlines())
+}
+GOOD = [SAMPLE["openreview:JNN6QHhLHB"], SAMPLE["openreview:QhqQJqe0Wq"]]
+CONFIG = """
+[mapping.jsonl]
+text = "abstract"
+id = "id"
+[mapping.csv]
+text = "abstract"
+id = "id"
+[mapping.tsv]
+text = "abstract"
+id = "id"
+[mapping.parquet]
+text = "abstract"
+id = "id"
+columns = { citations = "int64" }
+[mapping.arrow]
+text = "abstract"
+"""
+
+
+def _line(record: dict) -> bytes:
+    return json.dumps(record, ensure_ascii=False).encode() + b"\n"
+
+
+def _row(record: dict, sep: str = ",") -> str:
+    quoted = '"' + record["abstract"].replace('"', '""') + '"'
+    return f"{record['id']}{sep}{quoted}\n"
+
+
+def jsonl_between(bad: bytes) -> bytes:
+    return _line(GOOD[0]) + bad + b"\n" + _line(GOOD[1])
+
+
+def csv_between(bad: str, sep: str = ",") -> bytes:
+    return (f"id{sep}abstract\n" + _row(GOOD[0], sep) + bad + _row(GOOD[1], sep)).encode()
+
+
+def truncated_gzip() -> bytes:
+    whole = gzip.compress(b"".join(_line(r) for r in list(SAMPLE.values())[:40]), mtime=0)
+    return whole[: len(whole) * 3 // 5]
+
+
+def parquet(table: pa.Table) -> bytes:
+    out = io.BytesIO()
+    pq.write_table(table, out)
+    return out.getvalue()
+
+
+GOOD_ROWS = {"id": [g["id"] for g in GOOD], "abstract": [g["abstract"] for g in GOOD]}
+# (file name, bytes, code, line, records that are still checked)
+CASES = {
+    "not JSON": ("a.jsonl", jsonl_between(b'{"abstract": "cut off'), "invalid-json", 2, 2),
+    "not an object": ("a.jsonl", jsonl_between(b'["a", "list"]'), "invalid-json", 2, 2),
+    "no text field": ("a.jsonl", jsonl_between(b'{"id": "x", "title": "T"}'), "text-field", 2, 2),
+    "text not a string": ("a.jsonl", jsonl_between(b'{"abstract": 42}'), "text-field", 2, 2),
+    "text null": ("a.jsonl", jsonl_between(b'{"abstract": null}'), "text-field", 2, 2),
+    "not UTF-8": ("a.jsonl", jsonl_between(b'{"abstract": "caf\xe9"}'), "encoding", 2, 2),
+    "truncated gzip": ("a.jsonl.gz", truncated_gzip(), "file-truncated", None, None),
+    "csv: too many fields": (
+        "a.csv", csv_between("x1,an unquoted, comma\n"), "invalid-row", 3, 2,
+    ),
+    "csv: undoubled quote": (
+        "a.csv", csv_between('x1,"he said "no" twice"\n'), "invalid-row", 3, 2,
+    ),
+    "csv: quote never closed": (
+        "a.csv", csv_between('x1,"never closed\n'), "invalid-row", 3, 2,
+    ),
+    "csv: no text column": ("a.csv", b"id,summary\nx1,one\nx2,two\n", "text-field", 1, 0),
+    "tsv: unquoted tab": ("a.tsv", csv_between("x1\tone\ttab\n", "\t"), "invalid-row", 3, 2),
+    "parquet: text column of numbers": (
+        "a.parquet", parquet(pa.table({"id": ["a", "b"], "abstract": [1, 2]})), "field-type", 0, 0,
+    ),
+    "parquet: column of the wrong type": (
+        "a.parquet", parquet(pa.table({**GOOD_ROWS, "citations": ["many", "few"]})),
+        "field-type", 0, 2,
+    ),
+    "parquet: cut short": (
+        "a.parquet", parquet(pa.table(GOOD_ROWS))[:-100], "file-truncated", 0, 0,
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", CASES, ids=list(CASES))
+def test_each_malformed_kind_is_one_finding_at_its_place(case, tmp_path, capsys):
+    name, data, code, line, records = CASES[case]
+    (tmp_path / "curate.toml").write_text(CONFIG)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / name).write_bytes(data)
+    status = main(["validate", str(tmp_path / "src"), "--format", "json",
+                   "--config", str(tmp_path / "curate.toml"), "--no-cache"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert status == 1 and "Traceback" not in err
+    report = json.loads(out)
+    errors = [f for f in report["findings"] if f["severity"] == "error"]
+    assert [(f["code"], f["file"].rsplit("/", 1)[-1]) for f in errors] == [(code, name)]
+    if line is not None:
+        assert errors[0]["line"] == line
+    if records is not None:
+        assert report["summary"]["records"] == records
+
+
+def test_a_truncated_gzip_keeps_the_lines_before_the_cut(tmp_path):
+    from curate.ingest import formats
+    from validation.config import Config
+    from validation.mapping import parse
+
+    path = tmp_path / "a.jsonl.gz"
+    path.write_bytes(truncated_gzip())
+    config = Config(mapping=parse({"jsonl": {"text": "abstract", "id": "id"}}))
+    source = formats.get("jsonl").read(path, config)
+    (cut,) = source.findings
+    ids = [r.source_id for r in source.records]
+    assert ids == [r["id"] for r in list(SAMPLE.values())[: len(ids)]] and 0 < len(ids) < 40
+    assert cut.code == "file-truncated" and cut.line == len(ids) + 1
+    assert "ends early" in cut.message
