@@ -39,7 +39,8 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     run([uv, "build", "--wheel", "--out-dir", str(out), str(ROOT)], out, env)
-    (path,) = out.glob("curate-*.whl")
+    (path,) = out.glob("*.whl")
+    assert path.name.startswith("curate_datasets-")  # the wheel's name is the distribution's
     return path
 
 
@@ -60,6 +61,7 @@ def test_the_wheel_holds_the_template_licence_and_type_marker(wheel):
     requires = [ln.split(":", 1)[1].strip() for ln in text.splitlines()
                 if ln.startswith("Requires-Dist:")]  # fmt: skip
     assert requires and not [r for r in requires if "==" in r], requires  # ranges, not pins
+    assert "Name: curate-datasets\n" in text
     assert "License-Expression: Apache-2.0" in text
 
 
