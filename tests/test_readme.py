@@ -40,7 +40,7 @@ def test_configuration_table_lists_every_option():
 
 def test_quickstart_is_the_two_commands_ci_runs():
     quick = _section("Quickstart")
-    assert "uv run curate build" in quick and "uv run pytest" in quick
+    assert "uv run --no-dev curate build" in quick and "uv run pytest" in quick
     assert "uv run pytest" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
