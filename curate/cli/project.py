@@ -14,6 +14,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     i = sub.add_parser("init", help="start a new dataset project in DIR")
     i.add_argument("dir", nargs="?", default=".", metavar="DIR", help="default: this folder")
     i.add_argument("--name", help="the dataset's name (default: the folder's name)")
+    i.add_argument(
+        "--toolkit",
+        metavar="SPEC",
+        help="what the workflows install curate from: curate-datasets==X.Y.Z (default: this "
+        "release), a git+https URL pinned to a commit, or an https wheel URL with #sha256=",
+    )
     i.set_defaults(func=run_init)
 
     c = sub.add_parser("config", help="print the effective settings and where each came from")
@@ -26,7 +32,7 @@ def run_init(args: argparse.Namespace) -> int:
     from curate.project.scaffold import InitRefused, init_project
 
     try:
-        made = init_project(args.dir, name=args.name)
+        made = init_project(args.dir, name=args.name, toolkit=args.toolkit)
     except InitRefused as exc:
         print(f"curate: init refused: {exc}", file=sys.stderr)
         return 1
