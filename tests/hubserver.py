@@ -1289,10 +1289,10 @@ def patch_clients(
         "HF_HUB_DOWNLOAD_TIMEOUT": 5,
     }.items():
         monkeypatch.setattr(hconst, name, value, raising=False)
-    # origins to which redirects are followed with the auth header
-    monkeypatch.setattr(
-        _http, "_HUB_ORIGINS", _http._HUB_ORIGINS | {_http._url_origin(url)}, raising=False
-    )
+    # origins to which redirects are followed with the auth header (huggingface_hub 2.2 and
+    # later; before, there is no such list to extend)
+    if hasattr(_http, "_HUB_ORIGINS"):
+        monkeypatch.setattr(_http, "_HUB_ORIGINS", _http._HUB_ORIGINS | {_http._url_origin(url)})
     # hf_raise_for_status maps a 401 on /api/{type}s/... or /.../resolve/... to
     # RepositoryNotFoundError, but its regex only accepts https:// URLs: accept http:// too so
     # errors classify as they would against https://huggingface.co.

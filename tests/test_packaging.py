@@ -1,9 +1,12 @@
-"""The wheel works outside this repository: built, installed into a fresh virtual environment,
-then `curate init demo`, drops copied in, `curate build`, with no file of the repository.
+"""The wheel works outside this repository, beside a training environment's own libraries:
+built, found by its distribution name `curate-datasets` in a folder index, installed into a
+fresh virtual environment that already holds numpy 2.3, pandas 2.2 and huggingface_hub at
+curate's floor (none of them moved by the install), then `curate init demo`, drops copied in,
+`curate build`, with no file of the repository.
 
-This is the suite's slowest test (a wheel build, a venv, an install from uv's cache and a
-cold-start build: about 30 s here). Dependencies are constrained to the versions in uv.lock,
-so the install is what CI tests and comes from uv's cache when it holds them.
+This is the suite's slowest test (a wheel build, a venv, installs from uv's cache and a
+cold-start build). What the environment does not fix is constrained to the versions in uv.lock,
+so it comes from uv's cache when that holds them.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
@@ -20,6 +24,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from conftest import ROOT
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 DROPS = ROOT / "tests" / "data" / "anyone"
 
@@ -39,7 +46,8 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     env = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
     run([uv, "build", "--wheel", "--out-dir", str(out), str(ROOT)], out, env)
-    (path,) = out.glob("curate-*.whl")
+    (path,) = out.glob("*.whl")
+    assert path.name.startswith("curate_datasets-")  # the wheel's name is the distribution's
     return path
 
 
@@ -62,7 +70,29 @@ def test_the_wheel_holds_the_template_licence_and_type_marker(wheel):
     pins = [r for r in requires if "==" in r.split(";")[0]]  # not `extra == 'ray'`
     assert requires and not pins, requires  # ranges, not pins
     assert "ray<3,>=2.60; extra == 'ray'" in requires  # the optional Ray engine
+    assert {Requirement(r).name for r in requires} >= {"numpy", "pandas", "tqdm", "httpx2"}
+    assert "Name: curate-datasets\n" in text
     assert "License-Expression: Apache-2.0" in text
+
+
+def floor(name: str) -> str:
+    """The lowest version pyproject.toml allows of ``name`` (its ``>=``)."""
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (req,) = [r for r in map(Requirement, deps["dependencies"]) if r.name == name]
+    (low,) = [s.version for s in req.specifier if s.operator == ">="]
+    return low
+
+
+# What the training environment already holds before curate is installed into it.
+ENVIRONMENT = {"numpy": "2.3.*", "pandas": "2.2.*", "huggingface-hub": floor("huggingface-hub")}
+
+
+def installed(python: Path, names: list[str]) -> dict[str, str]:
+    code = "import json, sys, importlib.metadata as m; "
+    code += "print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
+    out = subprocess.run([str(python), "-c", code, *names], capture_output=True, text=True,
+                         check=True).stdout  # fmt: skip
+    return json.loads(out)
 
 
 def test_installed_wheel_inits_and_builds_a_project_anywhere(wheel, tmp_path):
@@ -73,15 +103,43 @@ def test_installed_wheel_inits_and_builds_a_project_anywhere(wheel, tmp_path):
         for k, v in os.environ.items()
         if k not in ("VIRTUAL_ENV", "PYTHONPATH", "CURATE_CACHE_DIR")
     }
-    constraints = tmp_path / "constraints.txt"
+    locked = tmp_path / "locked.txt"
     run([uv, "export", "--project", str(ROOT), "--frozen", "--no-dev", "--no-emit-project",
-         "--no-hashes", "--format", "requirements-txt", "-q", "-o", str(constraints)],
+         "--no-hashes", "--format", "requirements-txt", "-q", "-o", str(locked)],
         tmp_path, env)  # fmt: skip
+    # The lock's versions for everything the environment does not fix itself.
+    fixed = {canonicalize_name(n) for n in ENVIRONMENT}
+    constraints = tmp_path / "constraints.txt"
+    constraints.write_text("".join(
+        ln + "\n" for ln in locked.read_text(encoding="utf-8").splitlines()
+        if ln and not ln.startswith(("#", " ")) and canonicalize_name(Requirement(
+            ln.split(";")[0]).name) not in fixed
+    ), encoding="utf-8")  # fmt: skip
     venv = tmp_path / "venv"
     run([uv, "venv", "-q", str(venv), "--python", sys.executable], tmp_path, env)
     python = venv / "bin" / "python"
     run([uv, "pip", "install", "-q", "--python", str(python), "-c", str(constraints),
-         str(wheel)], tmp_path, env)  # fmt: skip
+         *(f"{n}=={v}" for n, v in ENVIRONMENT.items())], tmp_path, env)  # fmt: skip
+    before = installed(python, list(ENVIRONMENT))
+    assert before["numpy"].startswith("2.3.") and before["pandas"].startswith("2.2.")
+    assert Version(before["huggingface-hub"]) == Version(ENVIRONMENT["huggingface-hub"])
+
+    # By name, from a folder index beside PyPI (which gives the other dependencies).
+    index = tmp_path / "index"
+    index.mkdir()
+    shutil.copy(wheel, index / wheel.name)
+    run([uv, "pip", "install", "-q", "--python", str(python), "-c", str(constraints),
+         "--find-links", str(index), "curate-datasets"], tmp_path, env)  # fmt: skip
+    assert installed(python, list(ENVIRONMENT)) == before  # nothing moved
+    # ... and what was installed is this wheel, file for file (RECORD holds their hashes)
+    version = installed(python, ["curate-datasets"])["curate-datasets"]
+    site = next((venv / "lib").glob("python3.*/site-packages"))
+    record = f"curate_datasets-{version}.dist-info/RECORD"
+    ours = zipfile.ZipFile(wheel).read(record).decode().splitlines()
+    got = (site / record).read_text(encoding="utf-8").splitlines()
+    code = [ln for ln in ours if ln.startswith(("curate/", "validation/"))]
+    assert code and set(code) <= set(got)
+
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     work = tmp_path / "elsewhere"
     work.mkdir()
@@ -102,7 +160,8 @@ def test_installed_wheel_inits_and_builds_a_project_anywhere(wheel, tmp_path):
                             env=env, capture_output=True, text=True, check=False)  # fmt: skip
     assert (no_ray.returncode, no_ray.stdout) == (2, "")
     assert no_ray.stderr.splitlines() == [
-        "curate: error: --engine ray needs Ray, which is not installed: pip install 'curate[ray]'"
+        "curate: error: --engine ray needs Ray, which is not installed: "
+        "pip install 'curate-datasets[ray]'"
     ]
     assert not (demo / "elsewhere").exists()
 

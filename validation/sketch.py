@@ -15,20 +15,12 @@ needs two different shingles to agree on 64 bits).
 
 from __future__ import annotations
 
-import os
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
 
 import numpy as np
-
-# rensa hashes a large batch on a pool of native threads; a worker process forked after that
-# pool started inherits a pool whose threads do not exist in it, and its first batch waits for
-# them forever (measured: a build's worker hung on its first file). Our parallelism is one
-# process per core anyway, so rensa hashes every batch on the calling thread: set before it is
-# imported, and on purpose not left to a setting from outside (tests/test_sketch.py).
-os.environ["RENSA_DOC_PAR_BATCH_SIZE"] = str(2**62)
 import rensa
 
 from validation.normalize import comparison_forms, record_id
@@ -121,6 +113,16 @@ def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
     return inter / (a.size + b.size - inter)
 
 
+# Rows per rensa call. rensa hashes a call of many rows on its pool of native threads (rayon);
+# a worker process forked after that pool started inherits a pool whose threads do not exist in
+# it, and its first such call waits for them forever (measured: a build's worker hung on its
+# first file). rensa never uses the pool for fewer rows than its floor for
+# RENSA_DOC_PAR_BATCH_SIZE (32 in 0.5), whatever the environment says, so every call here
+# hashes on the calling thread: our parallelism is one process per core anyway, and the host
+# process's environment is left alone (tests/validation/test_sketch.py).
+RENSA_ROWS = 31
+
+
 def _digests(shingles: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     """uint16[rows, NUM_PERM]: the signature of each row ``shingles[offsets[i]:offsets[i+1]]``.
 
@@ -129,11 +131,17 @@ def _digests(shingles: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     hundred 32-bit values is small, so its high bits are mostly zero and its low bits random.
     A repeated shingle changes no minimum, so rows need not be unique.
     """
-    rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
-        shingles, offsets, NUM_PERM, SIGNATURE_SEED
-    ).to_rows()
-    out = np.fromiter(chain.from_iterable(rows), np.uint32, len(rows) * NUM_PERM)
-    return out.reshape(len(rows), NUM_PERM).astype(np.uint16)
+    n = len(offsets) - 1
+    out = np.empty((n, NUM_PERM), dtype=np.uint16)
+    for lo in range(0, n, RENSA_ROWS):
+        hi = min(lo + RENSA_ROWS, n)
+        start = offsets[lo]
+        rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
+            shingles[start : offsets[hi]], offsets[lo : hi + 1] - start, NUM_PERM, SIGNATURE_SEED
+        ).to_rows()
+        flat = np.fromiter(chain.from_iterable(rows), np.uint32, (hi - lo) * NUM_PERM)
+        out[lo:hi] = flat.reshape(hi - lo, NUM_PERM).astype(np.uint16)
+    return out
 
 
 def signature(shingles: np.ndarray) -> np.ndarray:

@@ -24,6 +24,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     i.add_argument(
         "--text-field", metavar="FIELD", help="the field holding the text (default: text)"
     )
+    i.add_argument(
+        "--toolkit",
+        metavar="SPEC",
+        help="what the workflows install curate from: curate-datasets==X.Y.Z (default: this "
+        "release), a git+https URL pinned to a commit, or an https wheel URL with #sha256=",
+    )
     i.set_defaults(func=run_init)
 
     c = sub.add_parser("config", help="print the effective settings and where each came from")
@@ -39,8 +45,9 @@ def run_init(args: argparse.Namespace) -> int:
         raise UsageError("--text-field is for a format with fields (--format jsonl, csv, ...)")
     try:
         made = init_project(
-            args.dir, name=args.name, format_name=args.format, text_field=args.text_field
-        )
+            args.dir, name=args.name, format_name=args.format, text_field=args.text_field,
+            toolkit=args.toolkit,
+        )  # fmt: skip
     except InitRefused as exc:
         print(f"curate: init refused: {exc}", file=sys.stderr)
         return 1

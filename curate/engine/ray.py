@@ -4,8 +4,8 @@ With an address (``RAY_ADDRESS`` or ``--ray-address``) it joins that cluster and
 running when the run ends; without one it starts a cluster on this machine, bound to
 127.0.0.1, with no dashboard and no usage statistics, and stops it at the end of the run. Either
 way nothing starts before the first task that needs a worker: a run whose work is small enough
-for the main process never touches the cluster. Ray is an optional extra (``curate[ray]``) and
-is imported only when this engine is chosen.
+for the main process never touches the cluster. Ray is an optional extra
+(``curate-datasets[ray]``) and is imported only when this engine is chosen.
 
 Results come back in task order and every task names what it reads and writes, so a build on
 Ray is the same bytes as on the local pool. A worker or node that dies mid-task is Ray's to
@@ -29,7 +29,7 @@ from curate.errors import UsageError, WorkerDied
 T = TypeVar("T")
 R = TypeVar("R")
 RETRIES = 3  # attempts after the first, for a task whose worker or node died
-INSTALL = "pip install 'curate[ray]'"
+INSTALL = "pip install 'curate-datasets[ray]'"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
 
 

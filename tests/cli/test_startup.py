@@ -159,7 +159,10 @@ def test_version_agrees_with_importlib_metadata():
     import curate
     import curate.version
 
-    assert curate.version._dist_info_version() == version("curate") == curate.__version__
+    assert curate.version.DISTRIBUTION == "curate-datasets"
+    fast = curate.version._dist_info_version()
+    assert fast is not None  # the dist-info was found by its name, not left to the fallback
+    assert fast == version("curate-datasets") == curate.__version__
 
 
 def test_a_warm_validate_loads_no_pandas_pandera_or_langdetect(tmp_path):

@@ -9,6 +9,7 @@ generator's own ground truth (its pairs and their Jaccard similarity).
 from __future__ import annotations
 
 import json
+import os
 import re
 import string
 import subprocess
@@ -88,6 +89,38 @@ def test_signatures_are_the_pinned_algorithm():
     sig = sketch.signature(np.arange(1, 200, dtype=np.uint64))
     assert sketch.SKETCH_VERSION == "rensa-rminhash-2/seed-20250601/low16/rendered-math"
     assert sig[:6].tolist() == [61349, 49466, 12265, 54658, 11799, 46651]  # rensa 0.5.0
+
+
+def test_signatures_made_in_several_rensa_calls_are_rensa_s_one_call_answer():
+    """:func:`sketch._digests` hashes a few rows per rensa call; the oracle is rensa itself,
+    given every row in one call (low 16 bits of its minima)."""
+    import rensa
+
+    rng = np.random.default_rng(11)
+    sizes = rng.integers(1, 400, 3 * sketch.RENSA_ROWS + 5)  # ragged, over several calls
+    shingles = rng.integers(0, 2**63, int(sizes.sum()), dtype=np.uint64)
+    offsets = np.concatenate(([0], np.cumsum(sizes))).astype(np.uint64)
+    rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
+        shingles, offsets, sketch.NUM_PERM, sketch.SIGNATURE_SEED
+    ).to_rows()
+    expected = np.array(rows, dtype=np.uint32) & 0xFFFF
+    got = sketch._digests(shingles, offsets)
+    assert got.dtype == np.uint16 and got.shape == (len(sizes), sketch.NUM_PERM)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_importing_the_sketch_leaves_the_host_s_environment_alone():
+    code = (
+        "import json, os\n"
+        "before = dict(os.environ)\n"
+        "import validation.sketch, validation.runner\n"
+        "validation.sketch.sketch_many(['some words to hash here'] * 40, 3)\n"
+        "print(json.dumps(sorted(set(os.environ.items()) ^ set(before.items()))))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert json.loads(out) == []
 
 
 def test_the_estimate_follows_the_jaccard_similarity():
@@ -260,12 +293,14 @@ with multiprocessing.get_context("fork").Pool(2) as pool:
 """
 
 
-def test_a_worker_forked_after_the_parent_sketched_does_not_hang():
+@pytest.mark.parametrize("outside", [{}, {"RENSA_DOC_PAR_BATCH_SIZE": "32"}], ids=["", "setting"])
+def test_a_worker_forked_after_the_parent_sketched_does_not_hang(outside):
     """rensa's native thread pool does not survive a fork: a child forked after the parent
-    hashed a large batch on it waited forever for its first batch."""
+    hashed a large batch on it waited forever for its first batch. Nor with rensa's setting
+    for the smallest parallel batch (32 rows) in the environment."""
     proc = subprocess.run(
         [sys.executable, "-c", FORKED_AFTER_A_BATCH],
-        cwd=ROOT, capture_output=True, text=True, timeout=180,
+        cwd=ROOT, capture_output=True, text=True, timeout=180, env={**os.environ, **outside},
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.strip() == "[5000, 5000]"
