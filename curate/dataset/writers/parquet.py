@@ -26,7 +26,6 @@ import pyarrow.parquet as pq
 from curate.dataset.table import ARROW_SCHEMA, hf_features
 from curate.dataset.writers import DataFile
 
-PARQUET_PATH = "data/train-00000-of-00001.parquet"  # the table, in one file and one split
 # zstd level 3: on the real dev corpus 10 % larger than level 9, and 3.7 times faster to write
 # (7 times on generated text), which is a quarter of a million-row build's serial time.
 ZSTD_LEVEL = 3
