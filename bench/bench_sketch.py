@@ -2,19 +2,23 @@
 the signature candidates on the same shingles, and their near-duplicate recall and precision.
 
     uv run python bench/bench_sketch.py [--records 20000] [--seed 0] [--runs 3] [--reuse]
-        [--corpus ../shared/corpus/real-dev] [--baseline REV]
+        [--corpus ../shared/corpus/real-dev] [--baseline REV] [--rounds 2]
 
 Records: a generated corpus (bench/generate.py, default rates, ``--records``), parsed with
 curate's parser, and the abstracts of the real dev corpus (``records.jsonl.gz`` of
 ``--corpus``, when it exists).
 
 1. Parts, in µs per record (CPU time of the process, best of ``--runs`` passes over all
-   records): ``comparison_words``; ``shingle_hashes`` of those words; ``signature`` of those
-   shingles; ``record_id`` of the joined words; ``sketch`` per record, and ``sketch_many`` over
-   all records (the batch path). Each tree is timed in its own child process with its
-   ``validation`` on ``PYTHONPATH``: this working tree, and with ``--baseline REV`` the tree of
-   REV (``git archive`` under bench/out/), run alternately (A, B, A, B) so both see the same
-   machine.
+   records): ``comparison_words``; ``word_hash``, the word hashes of ``sketch_many``'s batches
+   of 512 records (what the batch path spends on them beyond the ids' keys: a tree with
+   ``word_hashes`` joins the batch's keys, and the words of a record whose math renders
+   differently, and hashes the bytes; one without it chains the word lists and looks every
+   word up in its dictionary of CRC-32 values, warm after the first pass);
+   ``shingle_hashes`` of the words; ``signature`` of those shingles; ``record_id`` of the
+   joined words; ``sketch`` per record, and ``sketch_many`` over all records (the batch
+   path). Each tree is timed in its own child process with its ``validation`` on
+   ``PYTHONPATH``: this working tree, and with ``--baseline REV`` the tree of REV (``git
+   archive`` under bench/out/), run alternately (A, B, A, B) so both see the same machine.
 2. Signature candidates on the same shingles (this process, passes interleaved, best of
    ``--runs``): numpy 64-bit universal hashing per record (the signatures before rensa), the
    same over groups of whole records (one matrix and one ``minimum.reduceat`` per group), a
@@ -48,7 +52,11 @@ BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 OUT = BENCH / "out" / "sketch"
 SHINGLE = 3
-PARTS = ["comparison_words", "shingle_hashes", "signature", "record_id", "sketch", "sketch_many"]
+PARTS = [
+    "comparison_words", "word_hash", "shingle_hashes", "signature", "record_id", "sketch",
+    "sketch_many",
+]  # fmt: skip
+BATCH = 512  # sketch.SKETCH_BATCH
 
 
 def best_us(func: Callable[[], object], n: int, runs: int) -> float:
@@ -75,7 +83,27 @@ def time_parts(texts: list[str], runs: int) -> dict[str, float]:
     }
     if hasattr(sketch, "sketch_many"):
         timed["sketch_many"] = lambda: sketch.sketch_many(texts, SHINGLE)
+    timed["word_hash"] = batch_word_hashes(sketch, [normalize.comparison_forms(t) for t in texts])
     return {part: best_us(f, len(texts), runs) for part, f in timed.items()}
+
+
+def batch_word_hashes(sketch, forms: list[tuple[list[str], list[str]]]) -> Callable[[], object]:  # type: ignore[no-untyped-def]
+    """The word-hash step of ``sketch_many`` over batches of the records with words."""
+    from itertools import chain
+
+    hashed = [(words, rendered or words) for words, rendered in forms if words]
+    batches = [hashed[i : i + BATCH] for i in range(0, len(hashed), BATCH)]
+    if not hasattr(sketch, "word_hashes"):  # before: a dictionary of CRC-32 values
+        return lambda: [
+            sketch._word_hash_array(list(chain.from_iterable(h for _, h in b))) for b in batches
+        ]
+    # The ids' keys exist already in the batch path; the rendered forms are joined anew.
+    keyed = [[(" ".join(w) if h is w else None, h) for w, h in b] for b in batches]
+    counts = [sum(len(h) for _, h in b) for b in batches]
+    return lambda: [
+        sketch.word_hashes(" ".join([k if k is not None else " ".join(h) for k, h in b]), n)
+        for b, n in zip(keyed, counts, strict=True)
+    ]
 
 
 def child_parts(records: Path, result: Path, runs: int) -> None:
@@ -225,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse a corpus already generated")
     parser.add_argument("--corpus", default=str(ROOT.parent / "shared" / "corpus" / "real-dev"))
     parser.add_argument("--baseline", metavar="REV", help="also time the parts of REV's tree")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds of A, B (default 2)")
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -249,20 +278,31 @@ def main(argv: list[str] | None = None) -> int:
     if args.baseline:
         trees.insert(0, (f"baseline {args.baseline}", baseline_tree(args.baseline)))
     best: dict[str, dict] = {}
-    for rnd in range(2):  # A, B, A, B
+    rounds: dict[tuple[str, str, str], list[float]] = {}
+    for rnd in range(args.rounds):  # A, B, A, B, ...
         for label, tree in trees:
             got = run_parts(tree, records, OUT / f"parts-{rnd}.json", args.runs)
             for name, parts in got.items():
                 mine = best.setdefault(label, {}).setdefault(name, {})
                 for part, us in parts.items():
                     mine[part] = min(us, mine.get(part, float("inf")))
+                    rounds.setdefault((label, name, part), []).append(us)
     rows = [
         [f"{label}: {name}", *(f"{parts[p]:.1f}" if p in parts else "-" for p in PARTS)]
         for label, by_set in best.items()
         for name, parts in by_set.items()
     ]
-    print("\nµs per record, by part\n")
+    print("\nµs per record, by part (best of the rounds)\n")
     print(table(rows, ["tree: records", *PARTS], right=set(range(1, len(PARTS) + 1))))
+    print(f"\nthe same, each of the {args.rounds} rounds in the order run\n")
+    rows = [
+        [f"{label}: {name}", part, " / ".join(f"{us:.1f}" for us in rounds[label, name, part])]
+        for label, by_set in best.items()
+        for name in by_set
+        for part in ("word_hash", "shingle_hashes", "sketch", "sketch_many")
+        if (label, name, part) in rounds
+    ]
+    print(table(rows, ["tree: records", "part", "µs per round"]))
 
     # 2. signature candidates on the same shingles
     cands = candidates()

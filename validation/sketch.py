@@ -7,15 +7,15 @@ fit numpy arrays, and both can be cached by record content. From the signatures 
 band hashes that propose candidate pairs, and an estimate of each candidate's similarity that
 discards the hopeless ones; the similarity of every remaining pair is then computed exactly.
 
-Shingles are hashed to 64 bits: word hashes are computed once per word with CRC-32 and combined
-arithmetically, which is an order of magnitude cheaper than hashing each shingle string, and
-the exact Jaccard similarity of two records is then computed over these hash sets (a collision
-needs two different shingles to agree on 64 bits).
+Shingles are hashed to 64 bits: each word gets a 64-bit hash of its UTF-8 bytes
+(:func:`word_hashes`, computed by numpy for every word of a batch at once) and a shingle's words'
+hashes are combined arithmetically, which is an order of magnitude cheaper than hashing each
+shingle string. The exact Jaccard similarity of two records is then computed over these hash
+sets (a collision needs two different shingles to agree on 64 bits).
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain
@@ -31,9 +31,11 @@ ROWS = NUM_PERM // BANDS  # 6: P(candidate) is 0.998 at Jaccard 0.8, 2e-5 at Jac
 SIGNATURE_SEED = 20250601
 # What a signature depends on besides this file: the MinHash algorithm of rensa (its
 # ALGORITHM_VERSION, pinned in pyproject.toml). Anything caching signatures keys on this.
-# "rendered-math": shingles of the words with math read as rendered (``normalize``'s render).
+# "rendered-math": shingles of the words with math read as rendered (``normalize``'s render);
+# "lanes64": the word hash of :func:`word_hashes` (before it, CRC-32 of each word).
 SKETCH_VERSION = (
     f"rensa-rminhash-{rensa.RMinHash.ALGORITHM_VERSION}/seed-{SIGNATURE_SEED}/low16/rendered-math"
+    "/lanes64"
 )
 _MIX = (
     np.uint64(0x9E3779B97F4A7C15),
@@ -57,22 +59,76 @@ class Sketch:
     sig: np.ndarray  # uint16[NUM_PERM]; all zero for a record without words
 
 
-_word_hashes: dict[str, int] = {}
+# The word hash (:func:`word_hashes`). Its constants are MurmurHash3's 64-bit finalizer (fmix64)
+# and two odd constants of xxHash64 for the lane number and the length.
+_FMIX = (np.uint64(0xFF51AFD7ED558CCD), np.uint64(0xC4CEB9FE1A85EC53))
+_LANE_KEY = np.uint64(0x9E3779B185EBCA87)
+_SECOND_LANE_KEY = np.uint64(2 * 0x9E3779B185EBCA87 % 2**64)
+_LENGTH_KEY = np.uint64(0xC2B2AE3D27D4EB4F)
+_LOW_BYTES = np.array([(1 << 8 * r) - 1 for r in range(8)] + [2**64 - 1], dtype=np.uint64)
+_33 = np.uint64(33)
 
 
-def _word_hash(word: str) -> int:
-    h = _word_hashes.get(word)
-    if h is None:
-        h = _word_hashes[word] = zlib.crc32(word.encode("utf-8"))
-        if len(_word_hashes) > 2_000_000:  # a vocabulary that large is not prose; start over
-            _word_hashes.clear()
-    return h
+def _fmix64(x: np.ndarray) -> np.ndarray:
+    """MurmurHash3's finalizer, in place: a bijection of 64-bit values in which every input bit
+    flips about half of the output bits."""
+    x ^= x >> _33
+    x *= _FMIX[0]
+    x ^= x >> _33
+    x *= _FMIX[1]
+    x ^= x >> _33
+    return x
 
 
-def _word_hash_array(words: list[str]) -> np.ndarray:
-    get = _word_hashes.get
-    # ``or``: a miss (None) is hashed and remembered; a CRC of 0 is merely recomputed.
-    return np.fromiter([get(w) or _word_hash(w) for w in words], np.uint64, len(words))
+def word_hashes(joined: str, count: int) -> np.ndarray:
+    """uint64[count]: the hash of each of the ``count`` words of ``joined`` (the words joined by
+    single spaces; a comparison word never holds one).
+
+    A word of n UTF-8 bytes is read as m = max(1, ceil(n / 8)) little-endian 64-bit lanes x_k,
+    the last padded with zero bytes, and hashed to
+    fmix64(n * LENGTH_KEY + sum over k of fmix64(x_k ^ (k + 1) * LANE_KEY)), modulo 2**64.
+    So every word of every record of a batch is hashed by a fixed number of numpy operations
+    over all of their bytes at once, whatever the words' lengths, instead of a Python step per
+    word (a dictionary of CRC-32 values before), with no dependence on the process, the
+    platform's byte order or Python's ``hash``. Two different words of at most 8 bytes and the
+    same length never collide (fmix64 is a bijection); other pairs agree with a probability of
+    about 2**-64, where two words' 32-bit CRCs agreed with one of 2**-32.
+    """
+    if count == 0:
+        return np.empty(0, dtype=np.uint64)
+    # A space before the first word and after the last, so that every word lies between two,
+    # and zero bytes after them: a lane may be read from any byte of the text.
+    buf = np.frombuffer(b"".join((b" ", joined.encode("utf-8"), b" " + bytes(8))), np.uint8)
+    spaces = np.flatnonzero(buf == 0x20)
+    if spaces.size != count + 1:
+        raise ValueError(
+            f"{count} words need {count - 1} spaces between them, not {spaces.size - 2}"
+        )
+    starts = spaces[:-1] + 1
+    lengths = spaces[1:] - starts
+    # lanes[i]: the 8 bytes from byte i on, as one little-endian value (an unaligned view).
+    lanes = np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    # (Integer arrays wrap around silently: no overflow to ignore.)
+    acc = lanes[starts] & _LOW_BYTES[np.minimum(lengths, 8)]
+    acc ^= _LANE_KEY
+    _fmix64(acc)
+    long = np.flatnonzero(lengths > 8)
+    if long.size:  # the lanes after the first, of every longer word at once
+        at, left = starts[long] + 8, lengths[long] - 8
+        if left.max() <= 8:  # one more lane each: words of up to 16 bytes, most records
+            x = lanes[at] & _LOW_BYTES[left]
+            x ^= _SECOND_LANE_KEY
+            acc[long] += _fmix64(x)
+        else:
+            more = (left + 7) >> 3
+            first = np.cumsum(more) - more
+            k = np.arange(int(more.sum())) - np.repeat(first, more)  # lane number - 1
+            rest = np.minimum(np.repeat(left, more) - 8 * k, 8)
+            x = lanes[np.repeat(at, more) + 8 * k] & _LOW_BYTES[rest]
+            x ^= (k + 2).astype(np.uint64) * _LANE_KEY
+            acc[long] += np.add.reduceat(_fmix64(x), first)
+    acc += lengths.astype(np.uint64) * _LENGTH_KEY
+    return _fmix64(acc)
 
 
 def _shingle_prefixes(h: np.ndarray, size: int) -> list[np.ndarray]:
@@ -90,10 +146,18 @@ def _shingle_prefixes(h: np.ndarray, size: int) -> list[np.ndarray]:
 
 def shingle_hashes(words: list[str], size: int) -> np.ndarray:
     """The sorted, unique 64-bit hashes of the word ``size``-grams of ``words``."""
-    if not words:
+    return _joined_shingle_hashes(" ".join(words), len(words), size)
+
+
+def _joined_shingle_hashes(joined: str, count: int, size: int) -> np.ndarray:
+    """:func:`shingle_hashes` of the ``count`` words ``joined`` by spaces."""
+    if count == 0:
         return np.empty(0, dtype=np.uint64)
-    size = max(1, min(size, len(words)))
-    return np.unique(_shingle_prefixes(_word_hash_array(words), size)[-1])
+    size = max(1, min(size, count))
+    # Sorted, then repeats dropped: numpy 2.4's np.unique hashes first (about 4 times slower
+    # for a record's few hundred values).
+    out = np.sort(_shingle_prefixes(word_hashes(joined, count), size)[-1])
+    return out[np.concatenate(([True], out[1:] != out[:-1]))]
 
 
 def jaccard_hashes(a: np.ndarray, b: np.ndarray) -> float:
@@ -180,8 +244,11 @@ def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
     words, rendered = comparison_forms(text)
     if not words:
         return Sketch(_empty_id(text), EMPTY_SIG), np.empty(0, dtype=np.uint64)
-    shingles = shingle_hashes(rendered or words, shingle_size)
-    return Sketch(record_id(" ".join(words)), signature(shingles)), shingles
+    key = " ".join(words)
+    compared = rendered or words
+    joined = key if compared is words else " ".join(compared)
+    shingles = _joined_shingle_hashes(joined, len(compared), shingle_size)
+    return Sketch(record_id(key), signature(shingles)), shingles
 
 
 SKETCH_BATCH = 512  # records per rensa call in :func:`sketch_many`: a few MB of arrays at most
@@ -203,12 +270,19 @@ def sketch_many(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
 def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
     forms = [comparison_forms(t) for t in texts]
     word_lists = [words for words, _rendered in forms]
+    # Each record's id key, which is also the text its words are hashed from unless its math
+    # renders differently.
+    keys = [" ".join(w) for w in word_lists]
     full = [i for i, w in enumerate(word_lists) if w]
     sigs = np.zeros((len(texts), NUM_PERM), dtype=np.uint16)
     if full:
         lists = [forms[i][1] or forms[i][0] for i in full]
         lens = np.fromiter(map(len, lists), np.int64, len(lists))
-        h = _word_hash_array(list(chain.from_iterable(lists)))
+        joined = " ".join([
+            keys[i] if words is word_lists[i] else " ".join(words)
+            for i, words in zip(full, lists, strict=True)
+        ])  # fmt: skip
+        h = word_hashes(joined, int(lens.sum()))
         size = max(1, min(shingle_size, int(lens.max())))
         prefixes = _shingle_prefixes(h, size)
         # Each record's shingles, gathered from the flat prefixes: a record of L words has
@@ -227,8 +301,8 @@ def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
         offsets = np.concatenate(([0], ends)).astype(np.uint64)
         sigs[full] = _digests(shingles, offsets)
     return [
-        Sketch(record_id(" ".join(w)), sigs[i]) if w else Sketch(_empty_id(t), EMPTY_SIG)
-        for i, (t, w) in enumerate(zip(texts, word_lists, strict=True))
+        Sketch(record_id(key), sigs[i]) if w else Sketch(_empty_id(t), EMPTY_SIG)
+        for i, (t, w, key) in enumerate(zip(texts, word_lists, keys, strict=True))
     ]
 
 

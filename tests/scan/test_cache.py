@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import SEED_FILES, SOURCES
 
@@ -100,6 +101,46 @@ def test_cache_of_other_settings_is_stale_and_dropped_with_a_warning(tmp_path):
     assert as_rows(run.report) == as_rows(validate_paths([folder], strict).report)
     assert run.cache_hits == 0
     assert len(warnings) == 1 and "stale" in warnings[0]
+
+
+def test_a_cache_of_another_word_hash_is_not_reused(tmp_path, monkeypatch):
+    """Signatures made with the word hash before the current one (CRC-32 of each word, sketch
+    version without "/lanes64") are never read back: that cache is stale, every file is checked
+    again, and the signatures are those of a scan without a cache."""
+    import zlib
+
+    import curate.scan.cache
+    from curate import engine as engines
+    from curate.ingest.discover import discover
+    from curate.scan.run import scan
+    from validation import sketch
+
+    def crc32_words(joined: str, count: int) -> np.ndarray:
+        words = joined.split(" ") if count else []
+        return np.array([zlib.crc32(w.encode("utf-8")) for w in words], dtype=np.uint64)
+
+    def scanned(cache_dir, warn=print):  # type: ignore[no-untyped-def]
+        with engines.make(engines.DEFAULT, 1) as engine:
+            return scan(discover([folder], ()), Config(), engine=engine, cache_dir=cache_dir,
+                        warn=warn)  # fmt: skip
+
+    folder = corpus(tmp_path, copies=1)
+    cache = tmp_path / "cache"
+    assert sketch.SKETCH_VERSION.endswith("/rendered-math/lanes64")
+    with monkeypatch.context() as before:
+        before.setattr(sketch, "word_hashes", crc32_words)
+        before.setattr(curate.scan.cache, "SKETCH_VERSION", sketch.SKETCH_VERSION[:-8])
+        curate.scan.cache._fingerprint.cache_clear()
+        old = scanned(cache)
+    curate.scan.cache._fingerprint.cache_clear()
+    warnings: list[str] = []
+    new = scanned(cache, warnings.append)
+    fresh = scanned(None)
+    assert old.cache_misses > 0 and new.cache_hits == 0
+    assert len(warnings) == 1 and "stale" in warnings[0]
+    for got, expected, stale in zip(new.files, fresh.files, old.files, strict=True):
+        np.testing.assert_array_equal(got.sigs, expected.sigs)
+        assert got.ids == stale.ids and (got.sigs != stale.sigs).any()  # what reuse would cost
 
 
 def test_no_cache_writes_no_cache(tmp_path, monkeypatch, capsys):
