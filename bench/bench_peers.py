@@ -1,4 +1,4 @@
-"""Peers: curate's near-duplicate stage beside the naive pipeline, datatrove and rensa.
+"""Peers: curate's near-duplicate stage beside the naive pipeline, datatrove, rensa, text-dedup.
 
     uv run python bench/bench_peers.py --records 100000 [--seed 0] [--peers NAME ...] [--reuse]
 
@@ -25,6 +25,10 @@ records it judges duplicates of each other:
 - ``rensa``: Rust MinHash, 126 permutations, ``RMinHashLSH`` with 21 bands (of 6), word
   3-shingles of lower-cased ``\\w+`` words; candidates whose estimate is >= 0.6 are checked
   with the exact shingle Jaccard, >= 0.8 is a duplicate.
+- ``text-dedup``: ``text_dedup.minhash``, its MinHash + LSH command, on the records saved with
+  ``datasets``' ``save_to_disk``, at its defaults but ``--ngram 3 --threshold 0.8`` and one
+  process (250 permutations, bands and rows by datasketch's optimal parameters, SHA-1, every
+  candidate pair taken as a duplicate); the clusters are its union-find's.
 
 The environments are made with ``uv venv`` + ``uv pip install`` of the pinned versions below
 (from PyPI) under ``bench/out/peers/env-<peer>/`` and reused while their pins are unchanged.
@@ -79,6 +83,7 @@ PINS: dict[str, list[str] | None] = {
         "orjson==3.13.0",
     ],
     "rensa": ["rensa==0.5.0"],
+    "text-dedup": ["text-dedup==0.4.0", "datasets==5.2.0"],
 }
 _WORD = re.compile(r"\w+")
 
@@ -255,7 +260,40 @@ def run_rensa(texts: list[str], work: Path, stages: dict[str, float]) -> list[tu
     return pairs
 
 
-RUNNERS = {"curate": run_curate, "naive": run_naive, "datatrove": run_datatrove, "rensa": run_rensa}
+def run_textdedup(texts: list[str], work: Path, stages: dict[str, float]) -> list[tuple[int, int]]:
+    import shutil
+
+    from datasets import Dataset
+    from text_dedup import minhash as td
+
+    for sub in ("input", "output", "cache"):
+        shutil.rmtree(work / sub, ignore_errors=True)
+    t = time.perf_counter()
+    Dataset.from_dict({"text": texts}).save_to_disk(str(work / "input"))
+    stages["save_to_disk"] = time.perf_counter() - t
+    t = time.perf_counter()
+    # Its own command (text_dedup.minhash) at its defaults but the shingle length and the
+    # threshold: 250 permutations, bands and rows from datasketch's optimal_param, SHA-1 (32
+    # bits), lower-cased words split on \W, records under 5 words left out, every candidate
+    # pair a duplicate (no exact comparison); one process, like the other peers.
+    td.main.main(
+        args=["--path", str(work / "input"), "--local", "--output", str(work / "output"),
+              "--cache_dir", str(work / "cache"), "--column", "text", "--num_proc", "1",
+              "--ngram", str(SHINGLE), "--threshold", str(NEAR_THRESHOLD)],
+        standalone_mode=False,
+    )  # fmt: skip
+    stages["text_dedup.minhash"] = time.perf_counter() - t
+    uf = td.uf  # the union-find its clustering leaves, over the records' positions
+    return [(uf.find(i), i) for i in list(uf.parent) if uf.find(i) != i]
+
+
+RUNNERS = {
+    "curate": run_curate,
+    "naive": run_naive,
+    "datatrove": run_datatrove,
+    "rensa": run_rensa,
+    "text-dedup": run_textdedup,
+}
 
 
 def child(peer: str, records: Path, result: Path) -> None:
