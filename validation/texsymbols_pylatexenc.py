@@ -2,9 +2,10 @@
 
 Read from pylatexenc 2.11's default latex2text context (the first specification of each
 name, strings without ``%`` placeholders): written here so that ``curate validate`` never
-imports pylatexenc; ``tests/test_texsymbols.py`` holds this table equal to the library's.
+imports pylatexenc; ``tests/validation/test_texsymbols.py`` holds this table equal to the library's.
 """
 
+COPIED_FROM = "2.11"  # the pylatexenc release the table was read from
 PYLATEXENC: dict[str, str] = {
     '#': '#',
     '$': '$',

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import unicodedata
+from importlib.metadata import version
 
 import pytest
 from pylatexenc.latex2text import get_default_latex_context_db
 
 from validation import texsymbols
-from validation.texsymbols_pylatexenc import PYLATEXENC
+from validation.texsymbols_pylatexenc import COPIED_FROM, PYLATEXENC
 
 
 def test_the_copy_of_pylatexencs_table_is_the_librarys() -> None:
@@ -17,7 +18,12 @@ def test_the_copy_of_pylatexencs_table_is_the_librarys() -> None:
         repl = getattr(spec, "simplify_repl", None)
         if isinstance(repl, str) and "%" not in repl and repl.strip():
             table.setdefault(spec.macroname, repl)
-    assert table == PYLATEXENC
+    if version("pylatexenc") == COPIED_FROM:
+        assert table == PYLATEXENC
+    else:
+        # An older release the floor allows (2.6 lacks \exp): the copy is still the data
+        # curate uses, so the library's table must be part of it, no entry with another value.
+        assert table.items() <= PYLATEXENC.items()
 
 
 def test_additions_are_new_and_overrides_change_something() -> None:
