@@ -4,7 +4,7 @@ Chromium rendering it (every chart drawn, no console message), with a screenshot
     uv run python bench/bench_report.py [--records 20000] [--seed 0]
 
 Prints its figures; writes everything under bench/out/report-N/ (the screenshot is
-report.png there). The same checks on the bundled build run in tests/test_reports_html.py.
+report.png there). The same checks on the bundled build run in tests/report/test_html.py.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ The Python API, for notebooks and pipelines; the command line calls the same fun
 Settings come from ``[tool.curate]`` (:class:`curate.Settings`, whose ``checks`` are the
 checks' own :class:`curate.Config`). Heavy imports wait until a function is called, so ``import
 curate`` stays cheap: every ``curate`` command imports this package first, and ``curate --help``
-must not pay for what only ``curate build`` uses (``tests/test_startup.py``). Even the light
+must not pay for what only ``curate build`` uses (``tests/cli/test_startup.py``). Even the light
 names (``Config``, ``Report``, ``__version__``) are looked up on first use, by
 :func:`__getattr__`.
 """

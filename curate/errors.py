@@ -1,6 +1,6 @@
 """The exceptions every layer raises for the command line to name, in a module that imports
 nothing, so that the command line can name them without importing the parser, numpy or the
-process pool: ``curate --help`` must stay cheap (``tests/test_startup.py``)."""
+process pool: ``curate --help`` must stay cheap (``tests/cli/test_startup.py``)."""
 
 from __future__ import annotations
 

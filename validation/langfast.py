@@ -24,7 +24,8 @@ for bit -- because it makes the same IEEE operations in the same order:
 This leans on langdetect's internals (names, constants and behaviour), which is sound only
 because langdetect is no longer released: the fast path runs on the version verified here
 (:data:`VERIFIED_VERSION`, pinned in pyproject.toml) and any other installed version gets
-langdetect's own call. ``tests/test_langfast.py`` and ``bench/bench_language.py`` compare the two.
+langdetect's own call. ``tests/validation/test_langfast.py`` and ``bench/bench_language.py``
+compare the two.
 """
 
 from __future__ import annotations

@@ -137,7 +137,7 @@ def words(text: str) -> list[str]:
     """The words of ``text`` for counting: whitespace-separated, and each CJK character."""
     # Without a CJK character or CJK punctuation, the words are the runs of non-whitespace,
     # which ``str.split`` finds several times faster (``\s`` and ``str.isspace`` are the same
-    # set of characters; tests/test_hotpath.py checks every code point).
+    # set of characters; tests/validation/test_hotpath.py checks every code point).
     if text.isascii() or _CJK_ANY.search(text) is None:
         return text.split()
     return _TOKEN.findall(text)

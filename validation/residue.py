@@ -157,7 +157,8 @@ def _is_entity(token: str) -> bool:
 # Every residue of a kind contains one of a few characters; a text without any of them is clean
 # of that kind, and the (much slower) pattern need not run. Most abstracts take this path. The
 # tests are substring searches, several times faster than a regex scan (``in`` is a memchr over
-# the string); ``tests/test_hotpath.py`` holds them to the character classes they stand for.
+# the string); ``tests/validation/test_hotpath.py`` holds them to the character classes they
+# stand for.
 _TRIGGER_TESTS = {
     "latex": lambda text: (
         "$" in text
@@ -189,8 +190,9 @@ def may_be_mojibake(text: str) -> bool:
 
 # ftfy's test for mojibake (``ftfy.badness.is_bad``: a search for its ``BADNESS_RE``) is slow,
 # about 1 ms on an abstract with an accent or an arrow. Every alternative of that pattern holds
-# two characters outside ASCII side by side, or a C1 control, Œ, œ, Ã or Â (tests/test_hotpath.py
-# checks this on the pattern itself), so a text with none of these is not bad.
+# two characters outside ASCII side by side, or a C1 control, Œ, œ, Ã or Â
+# (tests/validation/test_hotpath.py checks this on the pattern itself), so a text with none of
+# these is not bad.
 _MAYBE_BAD = re.compile("[\x80-\x9f\u0152\u0153\u00c3\u00c2]|[^\x00-\x7f]{2}")
 
 

@@ -12,7 +12,7 @@ never produces a traceback: it is a finding or a one-line message.
 Start-up: this package imports argparse-level things only. Every library a command needs
 (numpy, pyarrow, pandas, huggingface_hub, tqdm, even ``importlib.metadata`` for ``--version``)
 is imported inside that command, so ``curate --help`` or ``curate config`` never pays for what
-``curate build`` uses; ``tests/test_startup.py`` lists what must stay out of ``sys.modules``.
+``curate build`` uses; ``tests/cli/test_startup.py`` lists what must stay out of ``sys.modules``.
 """
 
 from __future__ import annotations

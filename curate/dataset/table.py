@@ -221,7 +221,7 @@ def _contract(extra: tuple[Column, ...], tabular: bool) -> Contract:
 
 
 # The `datasets` dtype of each Arrow type the table may use, as `datasets` names it (Arrow's
-# "double" is its "float64"). tests/test_features.py holds this to the real library.
+# "double" is its "float64"). tests/dataset/test_table.py holds this to the real library.
 HF_DTYPES: dict[pa.DataType, str] = {
     pa.bool_(): "bool",
     **{getattr(pa, f"{s}int{b}")(): f"{s}int{b}" for s in ("", "u") for b in (8, 16, 32, 64)},
@@ -242,7 +242,7 @@ def hf_features(schema: pa.Schema = ARROW_SCHEMA) -> dict[str, Any]:
 
     Written into the Parquet file's metadata and, as YAML, the card, so that loaders keep the
     declared types. Covers the types of :data:`HF_DTYPES`, lists and structs; any other type
-    raises ``TypeError`` rather than guess, and tests/test_features.py compares the result with
+    raises ``TypeError`` rather than guess, and tests/dataset/test_table.py compares the result with
     the real library, so the two cannot drift apart unnoticed.
     """
 

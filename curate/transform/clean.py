@@ -17,8 +17,8 @@ How a record goes through (one pass, every step linear in the length of the text
    citations, accents, font groups and other commands, braces, ties and dashes;
 4. the placeholders are restored, then NFC and single spaces.
 
-``tests/test_text_mode.py`` checks the result with patterns of its own and hand-labelled real
-abstracts, not with :mod:`validation.residue`.
+``tests/transform/test_text_mode.py`` checks the result with patterns of its own and
+hand-labelled real abstracts, not with :mod:`validation.residue`.
 """
 
 from __future__ import annotations
@@ -674,8 +674,9 @@ def _normalise(text: str) -> str:
     information the model could use. Ligatures, the one NFKC fold we want, are undone by ftfy
     in step 1.
     """
-    # ``str.split`` splits at exactly the characters ``\s`` matches (tests/test_hotpath.py
-    # checks every code point): the same as ``re.sub(r"\s+", " ", ...).strip()``, faster.
+    # ``str.split`` splits at exactly the characters ``\s`` matches
+    # (tests/validation/test_hotpath.py checks every code point): the same as
+    # ``re.sub(r"\s+", " ", ...).strip()``, faster.
     text = unicodedata.normalize("NFC", text)
     return text if normalize.is_collapsed(text) else " ".join(text.split())
 

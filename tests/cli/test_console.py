@@ -13,7 +13,7 @@ from conftest import ROOT
 
 from curate.cli import main
 
-# The seeds' 25 warnings, counted by hand once (see tests/test_reports_github.py).
+# The seeds' 25 warnings, counted by hand once (see tests/validation/test_render.py).
 SEED_WARNINGS = "25 warnings (2 duplicate, 15 latex, 8 markdown)"
 
 

@@ -181,7 +181,8 @@ def test_page_shows_duplicates_side_by_side_and_what_cleaning_changed(built):
 
 
 def test_report_is_in_the_build_but_not_in_the_release(built):
-    # (two builds giving the same report.html bytes: tests/test_build.py compares every file)
+    # (two builds giving the same report.html bytes: tests/pipeline/test_build.py compares
+    # every file)
     manifest = json.loads((built / "manifest.json").read_text(encoding="utf-8"))
     assert (built / "report.html").is_file()
     assert "report.html" not in manifest["files"]

@@ -1,7 +1,7 @@
 """GitHub outputs: which findings get GitHub's few annotations, the job summary, and SARIF.
 
 The seed sources have 25 warnings (2 duplicate, 15 latex, 8 markdown) and no error: counted by
-hand once, and stated in the issue; the tests add errors of their own to them.
+hand once; the tests add errors of their own to them.
 """
 
 from __future__ import annotations
