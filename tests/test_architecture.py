@@ -221,3 +221,25 @@ def test_no_library_function_is_longer_than_80_lines_unless_it_says_why(package)
         and LONG_BECAUSE not in (ast.get_docstring(node) or "")
     ]
     assert long == []
+
+
+# A path of this repository named in its code and documentation: a test, a bench script, a page.
+_NAMED_PATH = re.compile(r"\b((?:tests|bench|docs)/(?:[A-Za-z0-9_]+/)*[A-Za-z0-9_]+\.(?:py|md))\b")
+
+
+def test_every_file_the_code_and_docs_name_exists():
+    """A file moved without its mentions leaves readers looking for it (tests moved into folders
+    once and a dozen comments kept the old paths)."""
+    files = [ROOT / "README.md", ROOT / ".ci" / "run"]
+    for folder in ("curate", "validation", "tests", "bench", "docs"):
+        files += sorted(p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md"))
+    missing = []
+    for path in files:
+        if "out" in path.relative_to(ROOT).parts:
+            continue  # bench/out: what the benchmarks wrote
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            for named in _NAMED_PATH.findall(line):
+                # relative to the repository, or (a link in docs/ or bench/) to the file's folder
+                if not (ROOT / named).exists() and not (path.parent / named).exists():
+                    missing.append(f"{path.relative_to(ROOT)}:{n}: {named}")
+    assert not missing, "\n".join(missing)
