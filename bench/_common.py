@@ -11,6 +11,11 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 OUT = BENCH / "out"  # git-ignored (/bench/out/ in .gitignore)
+# The generator's answer key, written beside the drops: curate would read a .jsonl or .json file
+# in a folder of sources as a source of its own, so every build or walk of a generated folder
+# leaves these out (``--exclude`` on the command line, ``exclude=`` in the library).
+ANSWER_KEY = ("ground_truth.jsonl", "meta.json")
+EXCLUDE_KEY = [f"--exclude={name}" for name in ANSWER_KEY]
 
 
 def generate_corpus(

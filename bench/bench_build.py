@@ -32,7 +32,7 @@ from dataclasses import fields
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import OUT, ROOT, generate_corpus, machine, mib, table
+from _common import EXCLUDE_KEY, OUT, ROOT, generate_corpus, machine, mib, table
 
 
 def cli_has(option: str) -> bool:
@@ -50,7 +50,8 @@ def run_build(
 ) -> dict:
     """One build in a child process; with ``cache``, the validation cache on in that folder
     (emptied first: what the first ``curate build`` of new drops does), else ``--no-cache``."""
-    cmd = [sys.executable, "-m", "curate.cli", "build", str(corpus), "--out", str(dist)]
+    cmd = [sys.executable, "-m", "curate.cli", "build", str(corpus), "--out", str(dist),
+           *EXCLUDE_KEY]  # fmt: skip
     if engine is not None:
         cmd += ["--engine", engine]
     env = dict(os.environ)

@@ -22,11 +22,12 @@ import sys
 import time
 from pathlib import Path
 
-from _common import OUT, ROOT, generate_corpus, machine
+from _common import EXCLUDE_KEY, OUT, ROOT, generate_corpus, machine
 
 
 def validate(corpus: Path, cache: Path | None, report: Path) -> float:
-    cmd = [sys.executable, "-m", "curate.cli", "validate", str(corpus), "--format", "json"]
+    cmd = [sys.executable, "-m", "curate.cli", "validate", str(corpus), "--format", "json",
+           *EXCLUDE_KEY]  # fmt: skip
     env = None
     if cache is None:
         cmd.append("--no-cache")

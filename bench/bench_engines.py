@@ -35,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import OUT, ROOT, machine, mib, table
+from _common import ANSWER_KEY, EXCLUDE_KEY, OUT, ROOT, machine, mib, table
 
 
 def same_tree(a: Path, b: Path) -> list[str]:
@@ -69,6 +69,7 @@ def run_build(drops: Path, out: Path, engine: str, config: str | None) -> dict:
         "--no-cache",
         "--template",
         str(ROOT / "dataset_card.md"),
+        *EXCLUDE_KEY,  # a generated corpus's answer key (nothing to leave out elsewhere)
     ]
     if config:
         cmd += ["--config", config]
@@ -153,7 +154,7 @@ def search(args: argparse.Namespace) -> None:
 
     settings = load_settings(args.config) if args.config else load_settings(search_from="/")
     config = settings.checks
-    sources = discover([args.drops], config.exclude)
+    sources = discover([args.drops], (*config.exclude, *ANSWER_KEY))
     OUT.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="spool-", dir=OUT) as spool, LocalPool(2) as pool:
         t = time.perf_counter()

@@ -41,7 +41,7 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
-from _common import OUT, ROOT, generate_corpus, machine, table  # noqa: E402
+from _common import ANSWER_KEY, OUT, ROOT, generate_corpus, machine, table  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
@@ -110,7 +110,7 @@ def generated_sets(args: argparse.Namespace) -> dict[str, tuple[list[str], list[
             extra += ["--files", f"{code}=0"]
         generate_corpus(folder, args.records, args.seed, extra)
     ids, texts = [], []
-    for path in collect_paths([folder]):
+    for path in collect_paths([folder], ANSWER_KEY):
         for r in parse_file(path).records:
             ids.append(f"{path.name}:{r.line}")
             texts.append(plain_text(r.text))

@@ -423,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
         child(args.child[0], Path(args.child[1]), Path(args.child[2]))
         return 0
 
-    from _common import generate_corpus, machine, mib, table
+    from _common import ANSWER_KEY, generate_corpus, machine, mib, table
 
     n = args.records
     base = PEERS_OUT / f"run-{n}-s{args.seed}"
@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> int:
 
         keys = []
         with records.open("w", encoding="utf-8") as f:
-            for path in collect_paths([corpus]):
+            for path in collect_paths([corpus], ANSWER_KEY):
                 for r in parse_file(path).records:
                     f.write(json.dumps({"id": str(len(keys)), "text": r.text}) + "\n")
                     keys.append([path.name, r.line])

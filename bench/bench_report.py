@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from _common import OUT, ROOT, generate_corpus
+from _common import EXCLUDE_KEY, OUT, ROOT, generate_corpus
 
 sys.path.insert(0, str(ROOT / "tests"))
 from browser import colour_pixels, open_page
@@ -39,7 +39,7 @@ def main() -> None:
     work = OUT / f"report-{args.records}"
     drops, dist = work / "drops", work / "dist"
     meta = generate_corpus(drops, args.records, args.seed, ["--preset", "warnings-only"])
-    build_s = curate("build", str(drops), "--out", str(dist), "--no-cache")
+    build_s = curate("build", str(drops), "--out", str(dist), "--no-cache", *EXCLUDE_KEY)
     html = dist / "report.html"
     build_size = html.stat().st_size
     report_s = curate("report", str(dist), "--sources", str(drops), "--output",

@@ -32,7 +32,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import OUT, ROOT, generate_corpus, machine, mib, table
+from _common import ANSWER_KEY, OUT, ROOT, generate_corpus, machine, mib, table
 
 NEAR_THRESHOLD = 0.8
 BASELINE_CODES = ("duplicate", "near-duplicate", "language")
@@ -47,7 +47,7 @@ def child(corpus: Path, out: Path, result_path: Path, jobs: int | None, engine: 
     from validation.findings import Severity
     from validation.registry import REGISTRY
 
-    config = Config(severity={code: Severity.WARNING for code in REGISTRY})
+    config = Config(severity={code: Severity.WARNING for code in REGISTRY}, exclude=ANSWER_KEY)
     marks: list[tuple[str, float, float, float]] = []
     started = time.perf_counter()
 
@@ -137,7 +137,7 @@ def corpus_records(corpus: Path) -> list[str]:
     from curate.ingest.discover import collect_paths
     from curate.ingest.formats.text import parse_file
 
-    return [r.text for p in collect_paths([corpus]) for r in parse_file(p).records]
+    return [r.text for p in collect_paths([corpus], ANSWER_KEY) for r in parse_file(p).records]
 
 
 def language_baseline(texts: list[str]) -> tuple[float, float, float, int]:

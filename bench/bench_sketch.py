@@ -214,7 +214,7 @@ def near_dup_scores(ids: list[str], sigs: np.ndarray, texts: list[str], truth, i
 
 
 def load_sets(args: argparse.Namespace) -> tuple[dict[str, list[str]], list[dict], dict]:
-    from _common import generate_corpus
+    from _common import ANSWER_KEY, generate_corpus
 
     from curate.ingest.discover import collect_paths
     from curate.ingest.formats.text import parse_file
@@ -223,7 +223,7 @@ def load_sets(args: argparse.Namespace) -> tuple[dict[str, list[str]], list[dict
     if not (args.reuse and (drops / "ground_truth.jsonl").is_file()):
         generate_corpus(drops, args.records, args.seed)
     gen, index = [], {}
-    for path in collect_paths([drops]):
+    for path in collect_paths([drops], ANSWER_KEY):
         for r in parse_file(path).records:
             index[(path.name, r.line)] = len(gen)
             gen.append(r.text)

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         naive_pipeline(Path(args.naive[0]), Path(args.naive[1]))
         return 0
 
-    from _common import OUT, generate_corpus, machine, mib, table
+    from _common import EXCLUDE_KEY, OUT, generate_corpus, machine, mib, table
     from bench_peers import ensure_env
 
     base = OUT / f"small-{args.records}-s{args.seed}"
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     for run in range(args.runs):
         for out in (base / "curate-out", base / "naive-out"):
             shutil.rmtree(out, ignore_errors=True)
-        cmd = [sys.executable, "-m", "curate.cli", "build", str(corpus)]
+        cmd = [sys.executable, "-m", "curate.cli", "build", str(corpus), *EXCLUDE_KEY]
         results["curate build"].append(
             timed([*cmd, "--out", str(base / "curate-out"), "--no-cache", "-q"])
         )

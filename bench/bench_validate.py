@@ -22,7 +22,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import OUT, ROOT, generate_corpus, machine, mib, table
+from _common import ANSWER_KEY, OUT, ROOT, generate_corpus, machine, mib, table
 
 PRECISION_CODES = ("duplicate", "near-duplicate", "language")
 
@@ -44,7 +44,7 @@ def measure(corpus: Path, jobs: int | None, trace: bool) -> dict:
     from validation.config import Config
 
     import_s = time.perf_counter() - t0
-    config = Config()
+    config = Config(exclude=ANSWER_KEY)
     rss_import = rss_kib()
     kwargs = {}
     if jobs is not None:
