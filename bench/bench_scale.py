@@ -289,7 +289,9 @@ def main(argv: list[str] | None = None) -> int:
     ds_s, ds_pairs = datasketch_baseline(sample)
     pd_s = pandas_baseline(base / "dist" / "data" / "train-00000-of-00001.parquet",
                            base / "baseline.parquet")  # fmt: skip
-    ours_lang = res["timings"].get("language", 0.0)
+    # The language check decides from a measure the runner takes first ("measure language"):
+    # the detection is in the measure, so both count.
+    ours_lang = res["timings"].get("measure language", 0.0) + res["timings"].get("language", 0.0)
     ours_near = res["timings"].get("sketch", 0.0) + res["timings"].get("near-duplicate", 0.0)
     ours_write = res["timings"].get("sort + write (wall)", 0.0)
     rows = [
