@@ -42,6 +42,9 @@ register_code("text-field", "error", "the mapped text field is missing, null, em
 register_code(
     "field-type", "error", "a mapped field or an extra column has a value of the wrong type"
 )
+register_code(
+    "field-missing", "warning", "no record of a file has a mapped field (other than the text)"
+)
 register_code("file-truncated", "error", "a compressed or Parquet file ends early or is damaged")
 
 

@@ -90,7 +90,7 @@ def test_a_broken_array_keeps_the_objects_before_the_break(tmp_path):
     ("content", "lines"),
     [
         ("{one}\n{two}\n", [1, 2]),  # JSON Lines under a .json name
-        ('{{"records": 1, "abstract": {text}}}', [1]),  # one object
+        ('{{"id": "a", "title": "A", "abstract": {text}}}', [1]),  # one object
     ],
 )
 def test_a_json_file_that_is_no_array(tmp_path, content, lines):

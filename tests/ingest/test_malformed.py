@@ -138,3 +138,53 @@ def test_a_truncated_gzip_keeps_the_lines_before_the_cut(tmp_path):
     assert ids == [r["id"] for r in list(SAMPLE.values())[: len(ids)]] and 0 < len(ids) < 40
     assert cut.code == "file-truncated" and cut.line == len(ids) + 1
     assert "ends early" in cut.message
+
+
+MISSPELT = """
+[mapping.jsonl]
+text = "abstract"
+id = "forun"
+title = "title"
+[mapping.csv]
+text = "abstract"
+id = "forun"
+[mapping.parquet]
+text = "abstract"
+id = "id"
+venue = "venu"
+"""
+
+
+def test_a_mapped_field_no_record_has_is_one_warning_for_its_file(tmp_path, capsys):
+    """A misspelt field name (``id = "forun"``) would leave its column null in every row with
+    nothing saying why: one `field-missing` warning per file names it, and the records are
+    read. A field that only some records have is an optional field, not a misspelling."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "curate.toml").write_text(MISSPELT)
+    (src / "a.jsonl").write_bytes(_line(GOOD[0]) + _line(GOOD[1]))  # no 'forun'; titles in both
+    (src / "b.csv").write_bytes(csv_between(""))  # columns id, abstract
+    (src / "c.parquet").write_bytes(parquet(pa.table(GOOD_ROWS)))  # no 'venu'
+    untitled = {k: v for k, v in GOOD[1].items() if k != "title"}
+    tmp = tmp_path / "d"
+    tmp.mkdir()
+    (tmp / "d.jsonl").write_bytes(
+        _line({**GOOD[0], "forun": "x1"}) + _line({**untitled, "forun": "x2"})
+    )  # 'forun' in both, 'title' in one: nothing to say
+    status = main(["validate", str(src), str(tmp), "--format", "json",
+                   "--config", str(tmp_path / "curate.toml"), "--no-cache"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert status == 0 and "Traceback" not in err
+    report = json.loads(out)
+    missing = sorted(
+        (f["file"].rsplit("/", 1)[-1], f["line"], f["severity"], f["message"])
+        for f in report["findings"]
+        if f["code"] == "field-missing"
+    )
+    assert [m[:3] for m in missing] == [
+        ("a.jsonl", 0, "warning"), ("b.csv", 0, "warning"), ("c.parquet", 0, "warning")
+    ]  # fmt: skip
+    assert "'forun' (for id)" in missing[0][3] and "title" not in missing[0][3]
+    assert "'forun' (for id)" in missing[1][3]
+    assert "'venu' (for venue)" in missing[2][3] and "'id'" not in missing[2][3]
+    assert report["summary"]["records"] == 8  # every record still read

@@ -212,6 +212,19 @@ class Batches:
         self.records = 0
         self.unreadable: set[str] = set()  # fields a file-level finding already covers
         self._cr_seen = False
+        # The mapped fields (but the text) no row has had yet, with what each one fills. One
+        # that no row of the file has is most likely misspelt, so it is said once at the end:
+        # otherwise its column is null in every row and nothing tells why.
+        roles = [
+            ("id", self.map.id),
+            ("venue", self.map.venue),
+            ("year", self.map.year),
+            ("language", self.map.language),
+        ] + [(c.name, c.field) for c in self.columns]
+        self._unseen: dict[str, str] = {}
+        for role, field in roles:
+            if field is not None:
+                self._unseen.setdefault(field, role)
 
     def finding(self, code: str, line: int, message: str) -> None:
         self.part.findings.append(finding(code, self.path, line, message, self.config))
@@ -230,6 +243,14 @@ class Batches:
         # finding of a file without records is in this one): an empty file.
         if not self.records and all(f.code == "bom" for f in self.part.findings):
             self.finding("empty-file", 0, "no records: the file holds no rows")
+        missing = [(f, r) for f, r in self._unseen.items() if f not in self.unreadable]
+        if self.records and missing:
+            names = ", ".join(f"{f!r} (for {r})" for f, r in missing)
+            self.finding(
+                "field-missing", 0,
+                f"no record of the file has the mapped field {names}: published as null; "
+                "is its name in [tool.curate.mapping] right?",
+            )  # fmt: skip
         part = self.take()
         part.sha256, part.size = sha256, size
         return part
@@ -240,6 +261,9 @@ class Batches:
         text = self._text(values, line, at)
         if text is None:
             return
+        if self._unseen:
+            for field in self._unseen.keys() & values.keys():
+                del self._unseen[field]
         extra = {}
         bad: list[str] = []
 
