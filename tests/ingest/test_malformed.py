@@ -188,3 +188,32 @@ def test_a_mapped_field_no_record_has_is_one_warning_for_its_file(tmp_path, caps
     assert "'forun' (for id)" in missing[1][3]
     assert "'venu' (for venue)" in missing[2][3] and "'id'" not in missing[2][3]
     assert report["summary"]["records"] == 8  # every record still read
+
+
+def test_a_file_no_record_of_which_has_the_text_field_is_one_finding(tmp_path, capsys):
+    """A JSON Lines file beside the sources that is no source (a tool's metadata, a benchmark's
+    answer key) gave one `text-field` error per line; it is one for the file, which says how to
+    leave it out. A file where only some records lack the field keeps one per record."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (tmp_path / "curate.toml").write_text(CONFIG)
+    key = b"".join(_line({"code": "duplicate", "file": "a.txt", "line": n}) for n in range(1, 41))
+    (src / "ground_truth.jsonl").write_bytes(key)
+    (src / "mixed.jsonl").write_bytes(b'{"id": "x"}\n{"abstract": ""}\n')  # no field; empty
+    status = main(["validate", str(src), "--format", "json",
+                   "--config", str(tmp_path / "curate.toml"), "--no-cache"])  # fmt: skip
+    out, err = capsys.readouterr()
+    assert status == 1 and "Traceback" not in err
+    found = sorted(
+        (f["file"].rsplit("/", 1)[-1], f["line"], f["code"])
+        for f in json.loads(out)["findings"]
+        if f["code"] == "text-field"
+    )
+    assert found == [
+        ("ground_truth.jsonl", 1, "text-field"),
+        ("mixed.jsonl", 1, "text-field"), ("mixed.jsonl", 2, "text-field"),
+    ]  # fmt: skip
+    (one,) = [f for f in json.loads(out)["findings"] if f["file"].endswith("ground_truth.jsonl")]
+    assert "no record of the file has the text field 'abstract' (40 read" in one["message"]
+    assert "'code', 'file', 'line'" in one["message"]
+    assert "--exclude ground_truth.jsonl" in one["message"]

@@ -212,6 +212,9 @@ class Batches:
         self.records = 0
         self.unreadable: set[str] = set()  # fields a file-level finding already covers
         self._cr_seen = False
+        self._no_text: list[int] = []  # the lines of records without the text field at all
+        self._first_fields = ""  # the fields of the first of them
+        self._rows = 0  # the rows parsed (each one a record, or a finding that says why not)
         # The mapped fields (but the text) no row has had yet, with what each one fills. One
         # that no row of the file has is most likely misspelt, so it is said once at the end:
         # otherwise its column is null in every row and nothing tells why.
@@ -241,6 +244,8 @@ class Batches:
     def last(self, sha256: str, size: int) -> SourceFile:
         # No record, and no finding that says why (a batch is taken only when full, so every
         # finding of a file without records is in this one): an empty file.
+        if self._no_text and len(self._no_text) == self._rows:
+            self._not_a_source()
         if not self.records and all(f.code == "bom" for f in self.part.findings):
             self.finding("empty-file", 0, "no records: the file holds no rows")
         missing = [(f, r) for f, r in self._unseen.items() if f not in self.unreadable]
@@ -255,8 +260,26 @@ class Batches:
         part.sha256, part.size = sha256, size
         return part
 
+    def _not_a_source(self) -> None:
+        """No record has the text field: most likely a file that is no source at all (a tool's
+        metadata beside the drops), or a mapping that names another field. One finding says so
+        for the file, in place of one per record (a 35,000-line file gave 35,000)."""
+        lines = set(self._no_text)
+        self.part.findings = [
+            f for f in self.part.findings if not (f.code == "text-field" and f.line in lines)
+        ]
+        name = self.path.rpartition("/")[2]
+        self.finding(
+            "text-field", self._no_text[0],
+            f"no record of the file has the text field {self.map.text!r} ({len(lines):,} "
+            f"read; the first's fields: {self._first_fields or 'none'}); not read. If the file "
+            f"is no source, leave it out (--exclude {name}); else name its text field in "
+            "[tool.curate.mapping]",
+        )  # fmt: skip
+
     def row(self, values: Mapping[str, Any], line: int, row: int | None = None) -> None:
         """Make the record of one row, or say (one finding) why it has none."""
+        self._rows += 1
         at = f"row {row}: " if row is not None and row != line else ""
         text = self._text(values, line, at)
         if text is None:
@@ -303,6 +326,9 @@ class Batches:
         if not isinstance(text, str) or not text.strip():
             if field not in values:
                 known = ", ".join(repr(k) for k in list(values)[:8])
+                if not self._no_text:
+                    self._first_fields = known
+                self._no_text.append(line)
                 why = f"has no field {field!r} (its fields: {known or 'none'})"
             elif isinstance(text, str):
                 why = f"has an empty text field {field!r}"
