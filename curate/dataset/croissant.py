@@ -224,11 +224,32 @@ class Part:
     rows: int
 
 
-def _sha(value: str) -> str:
+def _sha(value: str, what: str = "a file's sha256") -> str:
     sha = value.lower()
     if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-        raise ValueError(f"not a hex SHA-256: {value!r}")
+        raise ValueError(f"{what} is not a hex SHA-256: {value!r}")
     return sha
+
+
+def _record_set(
+    schema: pa.Schema,
+    name: str,
+    description: str,
+    source_of: dict[str, Any] | None,
+    descriptions: dict[str, str],
+) -> dict[str, Any]:
+    """One record set over the table's columns; ``id`` (unique: the table schema checks it) is
+    its key."""
+    record_set: dict[str, Any] = {
+        "@type": "cr:RecordSet",
+        "@id": name,
+        "name": name,
+        "description": description,
+    }
+    if "id" in schema.names:
+        record_set["key"] = {"@id": f"{name}/id"}
+    record_set["field"] = record_set_fields(schema, name, source_of, descriptions)
+    return record_set
 
 
 def _several(
@@ -262,18 +283,12 @@ def _several(
                 "includes": f"data/{split}-*.parquet",
             }
         )
-        record_set: dict[str, Any] = {
-            "@type": "cr:RecordSet",
-            "@id": split,
-            "name": split,
-            "description": f"One record per abstract of the {split} split ({rows}).",
-        }
-        if "id" in schema.names:
-            record_set["key"] = {"@id": f"{split}/id"}
-        record_set["field"] = record_set_fields(
-            schema, split, {"fileSet": {"@id": f"parquet-{split}"}}, descriptions
-        )
-        record_sets.append(record_set)
+        record_sets.append(
+            _record_set(
+                schema, split, f"One record per abstract of the {split} split ({rows}).",
+                {"fileSet": {"@id": f"parquet-{split}"}}, descriptions,
+            )
+        )  # fmt: skip
     return distribution, record_sets
 
 
@@ -309,9 +324,7 @@ def croissant_metadata(
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
-    sha = parquet_sha256.lower()
-    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-        raise ValueError(f"parquet_sha256 is not a hex SHA-256: {parquet_sha256!r}")
+    sha = _sha(parquet_sha256, "parquet_sha256")
     rows = "record" if num_rows == 1 else "records"
     metadata: dict[str, Any] = {
         "@context": copy.deepcopy(CONTEXT),  # callers may mutate the result
@@ -344,17 +357,12 @@ def croissant_metadata(
             "sha256": sha,
         }
     ]
-    record_set: dict[str, Any] = {
-        "@type": "cr:RecordSet",
-        "@id": RECORD_SET_ID,
-        "name": RECORD_SET_ID,
-        "description": f"One record per abstract ({num_rows} {rows}).",
-    }
-    if "id" in schema.names:
-        # `id` is unique (checked by the table schema): declare it the record key.
-        record_set["key"] = {"@id": f"{RECORD_SET_ID}/id"}
-    record_set["field"] = record_set_fields(schema, descriptions=descriptions)
-    metadata["recordSet"] = [record_set]
+    metadata["recordSet"] = [
+        _record_set(
+            schema, RECORD_SET_ID, f"One record per abstract ({num_rows} {rows}).", None,
+            descriptions,
+        )
+    ]  # fmt: skip
     return metadata
 
 
