@@ -468,6 +468,37 @@ def test_workers_die_with_the_main_process(tmp_path):
     assert not any(_alive(p) for p in pids)
 
 
+CTRL_C = """
+import os, signal, time
+from curate.engine.local import LocalPool
+workers = LocalPool(2)
+pool = workers.pool()
+pids = sorted({pool.submit(os.getpid).result() for _ in range(8)})
+busy = pool.submit(time.sleep, 1.0)  # one worker at work, the other waiting in the queue
+time.sleep(0.3)
+try:
+    os.killpg(0, signal.SIGINT)  # what Ctrl-C in a terminal does: every process of the group
+    time.sleep(5)
+except KeyboardInterrupt:
+    workers.close()
+    print("closed", busy.done(), *pids, flush=True)
+"""
+
+
+def test_ctrl_c_stops_the_run_from_the_main_process_and_the_workers_say_nothing():
+    """The workers ignore Ctrl-C: interrupted in the pool's queue, each printed a traceback, and
+    one interrupted while it held the queue's lock left the others waiting, so that a build hung
+    at exit. The main process closes the pool: the running task finishes, the workers end."""
+    done = subprocess.run(
+        [sys.executable, "-c", CTRL_C], cwd=ROOT, capture_output=True, text=True, timeout=60,
+        start_new_session=True,  # its own process group, which the script interrupts
+    )  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    word, finished, *pids = done.stdout.split()
+    assert word == "closed" and finished == "True" and pids
+    assert not any(_alive(int(p)) for p in pids)
+
+
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 

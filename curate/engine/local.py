@@ -33,7 +33,13 @@ def _die_with_parent(parent: int) -> None:
 
     On Linux the kernel sends SIGKILL to the worker when its parent dies (even by SIGKILL, when
     no cleanup code runs); elsewhere a daemon thread polls for the parent and exits.
+
+    Ctrl-C reaches every process of the terminal's group, but stopping the run is the main
+    process's work (it cancels what is queued and closes the pool): a worker ignores it. A
+    worker interrupted in the pool's queue printed a traceback, and one interrupted while it
+    held the queue's lock left the other workers waiting for it, and the build hung at exit.
     """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform == "linux":
         try:
             import ctypes
