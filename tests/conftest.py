@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,15 @@ def drop(tmp_path: Path) -> Callable[..., Path]:
 
     add.folder = folder  # type: ignore[attr-defined]
     return add
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that needs Chromium skips without it on a developer's machine (one line: how to
+    install it), and fails under CI, where .ci/run installs it."""
+    import browser
+
+    if item.get_closest_marker("chromium") and not os.environ.get("CI") and not browser.find():
+        pytest.skip(browser.MISSING)
 
 
 @pytest.fixture(autouse=True)

@@ -37,6 +37,8 @@ def built(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.chromium
 def test_page_renders_with_every_chart_and_no_console_message(built, tmp_path):
     page = open_page(built / "report.html", tmp_path / "report.png")
     assert page.console == []
@@ -138,6 +140,8 @@ def test_charts_are_well_formed_at_the_edges():
     assert str(_length_chart([5, 9, 9, 300])) == str(_length_chart([5, 9, 9, 300]))
 
 
+@pytest.mark.slow
+@pytest.mark.chromium
 def test_a_console_message_is_caught(tmp_path):
     """The check above is live: a page that fetches from the network is reported."""
     bad = tmp_path / "bad.html"
@@ -270,6 +274,8 @@ def test_the_report_refuses_sources_that_do_not_exist(built, tmp_path, capsys):
 PLACEHOLDER = "This paper has been withdrawn by the authors."  # dropped by its row policy
 
 
+@pytest.mark.slow
+@pytest.mark.chromium
 def test_the_page_lists_what_left_the_dataset_and_chromium_renders_it(tmp_path):
     """A withdrawal notice (placeholder: dropped), a too-long record (flagged), a merged copy:
     the page lists the dropped row with its text and reason, the flagged row with its flags,

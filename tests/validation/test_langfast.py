@@ -92,6 +92,7 @@ def test_identical_answers_on_the_dev_corpus_sample():
     assert bad == []
 
 
+@pytest.mark.slow
 def test_identical_answers_on_a_generated_corpus_with_many_non_english_records(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
     import generate
