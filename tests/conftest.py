@@ -62,6 +62,16 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _no_package_index(monkeypatch):
+    """`curate init` asks the package index whether the release it pins is there: in tests it
+    asks a port nothing listens on (it then says so and keeps the pin), so no test depends on
+    what a real index holds. tests/project/test_toolkit.py serves indexes of its own."""
+    from curate.project import toolkit
+
+    monkeypatch.setattr(toolkit, "configured_index", lambda: "http://127.0.0.1:9/simple")
+
+
+@pytest.fixture(autouse=True)
 def _private_cache(tmp_path_factory, monkeypatch):
     """Each test gets its own validation cache: no test sees another's (or a developer's)."""
     monkeypatch.setenv("CURATE_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
