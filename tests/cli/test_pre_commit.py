@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import ROOT
 
@@ -22,6 +23,7 @@ def git(repo: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProc
     return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_a_commit_adding_a_duplicate_of_a_committed_abstract_is_refused(tmp_path):
     repo = tmp_path / "data"
     (repo / "sources").mkdir(parents=True)
