@@ -85,6 +85,7 @@ class _Request:
     target: Path
     template: Path
     previous: release.Release | None
+    held: dict[str, Any] | None = None  # the manifest of the release --out holds
 
 
 @dataclass(frozen=True)
@@ -184,8 +185,14 @@ def _request(
     target = output.output_target(out, [Path(p) for p in paths])
     if version is not None:
         release.parse_version(version)
-    if previous is not None and not isinstance(previous, release.Release):
+    held = output.release_in(target)
+    if previous is None and held is not None:
+        previous = _release_in_out(target, out, held["version"], say)
+    elif previous is not None and not isinstance(previous, release.Release):
         previous = release.load_release(previous, say=say)
+    if held is not None and previous is not None and previous.version != held["version"]:
+        say(f"note: --out {out} holds v{held['version']}: this build follows {previous.label} "
+            "instead, and its CHANGELOG.md replaces the one there")  # fmt: skip
     if previous is not None and previous.version is None:
         raise release.ReleaseUsageError(
             f"{previous.label}: not a release (no manifest.json with a version), "
@@ -193,7 +200,23 @@ def _request(
         )
     if previous is not None and version is not None:
         release.decide_version(previous.version, None, version, previous.version)
-    return _Request(target, card_template_path(settings, template), previous)
+    return _Request(target, card_template_path(settings, template), previous, held)
+
+
+def _release_in_out(target: Path, out: str | Path, held: str, say: Progress) -> release.Release:
+    """The release ``--out`` holds, taken as the previous one: a build over it continues its
+    versions and changelog, never writes a lower version over it or drops its changelog."""
+    try:
+        found = release.load_release(target, say=say)
+    except release.ReleaseError as exc:
+        raise release.ReleaseUsageError(
+            f"{exc}; --out {out} holds release v{held}, which a build takes as the previous "
+            "one: restore it, remove it, or pass --previous REF and another --out"
+        ) from None
+    found.label = str(out)
+    say(f"--out {out} holds v{held}: taken as the previous release (--previous REF to "
+        "compare with another)")  # fmt: skip
+    return found
 
 
 def _validate(
@@ -328,8 +351,28 @@ def _describe(
         chosen, manifest, diff = release.against_previous(
             previous, stage, data, write, requested=version, say=say
         )
+    _over_held(request, chosen, manifest)
     write_json(stage / MANIFEST, manifest)
     return chosen, manifest, diff
+
+
+def _over_held(request: _Request, chosen: str, manifest: dict[str, Any]) -> None:
+    """Refuse to replace the release --out holds with a lower version, or with other content
+    under its version (two releases of one version): the build followed another release."""
+    held = request.held
+    if held is None:
+        return
+    version = held["version"]
+    what = None
+    if release.parse_version(version) > release.parse_version(chosen):
+        what = f"holds v{version}, newer than this build's v{chosen}"
+    elif version == chosen and held.get("fingerprint") != manifest.get("fingerprint"):
+        what = f"holds v{version} with other content"
+    if what:
+        raise release.ReleaseUsageError(
+            f"--out {request.target} {what}: a build never writes over a release that way; "
+            f"pass --previous {request.target} to follow it, or choose another --out"
+        )
 
 
 def _write_rejected(
