@@ -221,3 +221,20 @@ def test_a_build_over_a_release_continues_it(
     assert main(["build", "-q", "--previous", "old"]) == 2
     assert "holds v1.1.0 with other content" in capsys.readouterr().err
     assert _files(project / "dist") == before
+
+
+def test_the_reports_duplicate_cards_name_the_users_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same abstract under two paper ids (an export that lists a paper twice): the card of
+    the merged row names each copy by its line and by its id."""
+    project = _project(tmp_path, "jsonl", monkeypatch)
+    again = dict(RECORDS[0], id="arXiv:2504.11526v2")
+    _write(project, "jsonl", [*RECORDS[:10], again])
+    _build(capsys)
+    page = (project / "dist" / "report.html").read_text(encoding="utf-8")
+    assert "papers.jsonl:1 (id arXiv:2504.11526)" in page
+    assert "papers.jsonl:11 (id arXiv:2504.11526v2)" in page
+    (row,) = [r for r in pq.read_table(project / "dist" / PARQUET).to_pylist()
+              if len(r["sources"]) > 1]  # fmt: skip
+    assert row["source_id"] == "arXiv:2504.11526"  # the smaller of the two, wherever it is
