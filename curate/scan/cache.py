@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -47,15 +47,23 @@ FLUSH_ENTRIES = 20_000
 Warn = Callable[[str], None]
 
 
+def digest_files(digest: Any, paths: Iterable[Path], root: Path | None = None) -> None:
+    """Each file's name (relative to ``root``, else its bare name) and bytes into ``digest``:
+    what code made a result. The cache keys by it, and the Ray preflight compares it across
+    nodes (:mod:`curate.engine.preflight`), so both mean the same thing by "the same code"."""
+    for path in paths:
+        name = path.relative_to(root).as_posix() if root is not None else path.name
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
+
+
 @functools.lru_cache(maxsize=8)
 def _fingerprint(settings: str) -> str:
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(version().encode())
     package = Path(validation.__file__).parent
     # The checks' code and every source format's reader: what a cached result was made by.
-    for path in [*sorted(package.glob("*.py")), *formats.module_files()]:
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
+    digest_files(digest, [*sorted(package.glob("*.py")), *formats.module_files()])
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())
     # The signatures come from rensa: an upgrade of it that hashes differently changes no
     # byte of ours, so the sketch's own version (bumped with any such change) is in the key.
