@@ -191,7 +191,7 @@ def check(ray: Any, roots: Iterable[str | Path], work: str | Path | None) -> Non
             ).remote(expected)
             for n in nodes
         ]
-        ready, _ = ray.wait(refs, num_returns=len(refs), timeout=TIMEOUT)
+        ready = ray.wait(refs, num_returns=len(refs), timeout=TIMEOUT)[0] if refs else []
         lines = []
         for node, ref in zip(nodes, refs, strict=True):
             problems = _answer(ray, ref, ref in ready)
