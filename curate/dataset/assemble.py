@@ -39,7 +39,7 @@ from curate.engine.serial import SERIAL
 from curate.transform.rows import MADE, MATH_KEPT, read_spool
 from validation.config import Config
 from validation.corpus import FileResult
-from validation.findings import Finding
+from validation.findings import Finding, count
 from validation.registry import finding
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def assemble(
             kept.extend(found)
             if runner is not SERIAL and (done + 1) % 20 == 0:
                 say(f"assembled {done + 1} tasks of rows")
-        say(f"assembled {total} rows")
+        say(f"assembled {count(total, 'row')}")
         cleaned = time.perf_counter()
         result = _write_buckets(tmp, writer, buckets, contract.schema)
         result.math_kept = kept

@@ -50,7 +50,7 @@ from curate.scan.run import Rows
 from curate.settings import Settings
 from curate.transform.rows import Cleaning, raw_texts, spool_lengths
 from validation.corpus import RecordIndex
-from validation.findings import Report, Severity
+from validation.findings import Report, Severity, count
 from validation.runner import counts
 
 Progress = Callable[[str], None]
@@ -126,7 +126,9 @@ def build(
     """
     say = progress or (lambda _msg: None)
     request = _request(paths, out, settings, version, previous, template, say)
-    checked = on_file or ((lambda p, n: say(f"checked {p} ({n} records)")) if verbose else None)
+    checked = on_file or (
+        (lambda p, n: say(f"checked {p} ({count(n, 'record')})")) if verbose else None
+    )
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
     try:
@@ -214,9 +216,9 @@ def _validate(
         rows=Rows(spool, cleaning), **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
-    say(f"validated {len(run.files)} files, {report.records} records")
+    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
     if report.errors:
-        raise BuildRefused(f"validation found {len(report.errors)} errors", report)
+        raise BuildRefused(f"validation found {count(len(report.errors), 'error')}", report)
     return run
 
 
@@ -233,7 +235,7 @@ def _decide(run: ValidationRun, settings: Settings, say: Progress) -> _Decision:
     policy, dropped = decide_rows(report, run.files, run.names, settings.row_policy)
     if policy.dropped:
         pairs = policy.keeps(pairs, [i for f in run.files for i in f.ids])
-        say(f"row policy: {len(dropped)} records dropped")
+        say(f"row policy: {count(len(dropped), 'record')} dropped")
     return _Decision(pairs, policy, dropped)
 
 

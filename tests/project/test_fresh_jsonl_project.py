@@ -1,0 +1,212 @@
+"""A fresh project made by ``curate init --format jsonl``, used as someone with their own JSON
+Lines export would: the source folder they keep their data in, the config file their repository
+already has, and messages that say the fix (the line of a bad key, the key or field meant, the
+setting that allows a language, what to do outside any project, counts in the right number).
+
+The records are real (tests/data/formats_sample.jsonl, tests/data/zh_abstracts.jsonl), written
+as an export with the user's own field names (``paper_id``, ``abstract``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import ROOT
+
+from curate.cli import main
+
+SAMPLE = ROOT / "tests" / "data" / "formats_sample.jsonl"
+CHINESE = ROOT / "tests" / "data" / "zh_abstracts.jsonl"
+
+
+def export(path: Path, records: list[dict], **extra: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for r in records:
+            row = {"paper_id": r["id"], "title": r.get("title"), "abstract": r["abstract"]}
+            fh.write(json.dumps({**row, **extra}, ensure_ascii=False) + "\n")
+
+
+def sample(n: int) -> list[dict]:
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()[:n]
+    return [json.loads(line) for line in lines]
+
+
+def plain(n: int) -> list[dict]:
+    """Records without markup, so that no residue warning is among the findings."""
+    marks = ("$", "\\", "*", "_", "<", "&", "`", "#", "~", "--", "''")
+    clean = [r for r in sample(135) if not any(m in r["abstract"] for m in marks)]
+    return clean[:n]
+
+
+def init(capsys, *args: str) -> str:
+    assert main(["init", *args, "--format", "jsonl", "--text-field", "abstract"]) == 0
+    return capsys.readouterr().out
+
+
+def set_keys(config: Path, *lines: str, table: str = "[tool.curate]") -> None:
+    """Add ``lines`` right under ``table`` of the config, as a user would."""
+    text = config.read_text(encoding="utf-8")
+    head = f"{table}\n"
+    assert head in text
+    config.write_text(text.replace(head, head + "".join(f"{ln}\n" for ln in lines), 1), "utf-8")
+
+
+def line_of(config: Path, start: str) -> int:
+    lines = config.read_text(encoding="utf-8").splitlines()
+    return next(n for n, ln in enumerate(lines, 1) if ln.startswith(start))
+
+
+# --- any folder ------------------------------------------------------------------------------
+
+
+def test_the_source_folder_is_a_setting_every_command_and_the_workflow_follow(
+    tmp_path, capsys, monkeypatch
+):
+    project = tmp_path / "papers"
+    out = init(capsys, str(project), "--sources", "data/raw")
+    assert "into data/raw/, then `curate build`" in out
+    assert (project / "data" / "raw" / ".gitkeep").is_file() and not (project / "sources").exists()
+    config = (project / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'sources = "data/raw"' in config and "in data/raw/, then:" in config
+    workflow = yaml.safe_load((project / ".github/workflows/validate.yml").read_text("utf-8"))
+    assert workflow[True]["pull_request"]["paths"] == ["data/raw/**", "pyproject.toml"]
+    export(project / "data" / "raw" / "papers.jsonl", sample(30))
+    monkeypatch.chdir(project)
+    assert main(["config", "--get", "sources"]) == 0
+    assert capsys.readouterr().out.strip() == '["data/raw"]'
+    assert main(["validate", "--no-cache"]) == 0
+    assert "1 file, 30 records: 0 errors, 23 warnings" in capsys.readouterr().out
+    monkeypatch.chdir(project / "data")  # from a subfolder: the project's folder still
+    assert main(["build", "--no-cache"]) == 0
+    captured = capsys.readouterr()
+    assert "validated 1 file, 30 records" in captured.err
+    assert "built ../dist v1.0.0: 30 records in" in captured.out
+    manifest = json.loads((project / "dist" / "manifest.json").read_text(encoding="utf-8"))
+    assert [s["name"] for s in manifest["sources"]] == ["papers.jsonl"]
+    assert "sources" not in manifest["settings"]  # where the files are is no part of the data
+
+
+def test_in_a_repository_with_its_own_pyproject_the_workflow_triggers_on_curate_toml(
+    tmp_path, capsys
+):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text('[project]\nname = "analysis"\n', encoding="utf-8")
+    init(capsys, str(repo), "--sources", "data/raw")
+    assert 'sources = "data/raw"' in (repo / "curate.toml").read_text(encoding="utf-8")
+    workflow = yaml.safe_load((repo / ".github/workflows/validate.yml").read_text("utf-8"))
+    assert workflow[True]["pull_request"]["paths"] == ["data/raw/**", "curate.toml"]
+    assert (repo / "pyproject.toml").read_text("utf-8") == '[project]\nname = "analysis"\n'
+
+
+@pytest.mark.parametrize("folder", ["../elsewhere", "/abs/data", "data/*"])
+def test_a_source_folder_outside_the_project_or_with_glob_characters_is_refused(
+    tmp_path, capsys, folder
+):
+    assert main(["init", str(tmp_path / "p"), "--sources", folder]) == 2
+    assert f"--sources {folder!r}" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
+
+
+def test_a_configured_folder_that_is_missing_is_named_with_its_setting(
+    tmp_path, capsys, monkeypatch
+):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    set_keys(project / "pyproject.toml", 'sources = ["data/raw", "data/extra"]')
+    export(project / "data" / "raw" / "a.jsonl", sample(3))
+    monkeypatch.chdir(project)
+    assert main(["validate", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert "no such folder: data/extra (sources of " in err and "pass a PATH" in err
+
+
+def test_outside_any_project_validate_says_no_configuration_was_found(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(tmp_path)
+    assert main(["validate"]) == 2
+    err = capsys.readouterr().err
+    assert "no configuration found" in err and "`curate init`" in err and "PATH" in err
+    assert "no such file or folder" not in err
+
+
+# --- messages that say the fix ---------------------------------------------------------------
+
+
+def test_a_misspelt_key_has_its_line_and_the_key_meant(tmp_path, capsys):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, "near_duplicate_treshold = 0.9")
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"curate: error: {config}:{line_of(config, 'near_duplicate_treshold')}: unknown option "
+        "[tool.curate] 'near_duplicate_treshold' (did you mean 'near_duplicate_threshold'?)"
+    )
+
+
+def test_a_misspelt_code_or_mapping_key_in_curate_toml_is_named_as_that_file_has_it(
+    tmp_path, capsys
+):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text('[project]\nname = "analysis"\n', encoding="utf-8")
+    init(capsys, str(repo))
+    config = repo / "curate.toml"
+    original = config.read_text(encoding="utf-8")
+    set_keys(config, "[severity]", 'latx = "off"', table='# "legacy-*.txt" = ["latex", "markdown"]')
+    assert main(["validate", str(repo / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"curate.toml:{line_of(config, 'latx')}: [severity] unknown finding code 'latx' " in err
+    assert "(did you mean 'latex'?)" in err and "tool.curate" not in err
+    config.write_text(original, encoding="utf-8")
+    set_keys(config, 'idd = "paper_id"', table="[mapping.jsonl]")
+    assert main(["validate", str(repo / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"curate.toml:{line_of(config, 'idd')}: [mapping.jsonl] unknown key 'idd'" in err
+    assert "(did you mean 'id'?)" in err
+
+
+def test_a_mapped_id_no_record_has_is_an_error_listing_the_fields_the_file_has(tmp_path, capsys):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'id = "paperid"', 'venue = "venu"', table="[tool.curate.mapping.jsonl]")
+    export(project / "sources" / "papers.jsonl", plain(5), venue="ICML")
+    assert main(["validate", str(project / "sources"), "--config", str(config), "--no-cache"]) == 1
+    out = capsys.readouterr().out
+    assert (
+        "error   id-field         no record of the file has the mapped id field 'paperid' "
+        "(did you mean 'paper_id'?) (its fields: 'paper_id', 'title', 'abstract', 'venue')"
+    ) in out
+    assert "'venu' (for venue) (did you mean 'venue'?): published as null" in out
+    assert "1 file, 5 records: 1 error, 1 warning" in out
+
+
+def test_a_misspelt_text_field_is_one_error_with_the_field_meant(tmp_path, capsys):
+    project = tmp_path / "p"
+    assert main(["init", str(project), "--format", "jsonl", "--text-field", "abstracts"]) == 0
+    export(project / "sources" / "papers.jsonl", sample(4))
+    settings = ["--config", str(project / "pyproject.toml"), "--no-cache"]
+    assert main(["validate", str(project / "sources"), *settings]) == 1
+    out = capsys.readouterr().out
+    assert "text field 'abstracts' (did you mean 'abstract'?) (4 read" in out
+
+
+def test_a_language_error_names_the_setting_that_allows_it(tmp_path, capsys):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    chinese = json.loads(CHINESE.read_text(encoding="utf-8").splitlines()[0])
+    export(project / "sources" / "papers.jsonl", [*sample(3), chinese])
+    settings = ["--config", str(project / "pyproject.toml"), "--no-cache"]
+    assert main(["validate", str(project / "sources"), *settings]) == 1
+    out = capsys.readouterr().out
+    assert "papers.jsonl:4: error   language" in out
+    assert 'expected en (to allow it: languages = ["en", "zh"])' in out
+    set_keys(project / "pyproject.toml", 'languages = ["en", "zh"]')
+    assert main(["validate", str(project / "sources"), *settings]) == 0
