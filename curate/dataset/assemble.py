@@ -71,7 +71,7 @@ class Assembled:
     # `math-kept` findings: math spans published as TeX because they could not be converted.
     math_kept: list[Finding] = field(default_factory=list)
     languages: set[str] = field(default_factory=set)
-    venues: set[str] = field(default_factory=set)
+    venues: set[tuple[str, int | None]] = field(default_factory=set)  # (venue, year) pairs
     flagged: int = 0  # rows with at least one flag
     flags: Counter[str] = field(default_factory=Counter)  # rows per flag code
     # Row numbers (in table order) whose abstract differs from its raw text, for the report.
@@ -314,4 +314,4 @@ def _collect_stats(result: Assembled, table: pa.Table) -> None:
     result.languages |= {x for x in table.column("language").unique().to_pylist() if x}
     venues = table.column("venue").to_pylist()
     years = table.column("year").to_pylist()
-    result.venues |= {f"{v} {y}" for v, y in set(zip(venues, years, strict=True)) if v}
+    result.venues |= {(v, y) for v, y in set(zip(venues, years, strict=True)) if v}

@@ -297,7 +297,7 @@ def croissant_metadata(
     name: str,
     description: str,
     version: str,
-    license: str,
+    license: str | None,
     url: str | None,
     parquet_relpath: str,
     parquet_sha256: str,
@@ -308,6 +308,7 @@ def croissant_metadata(
     schema: pa.Schema = ARROW_SCHEMA,
     parts: list[Part] | None = None,
     descriptions: dict[str, str] = DESCRIPTIONS,
+    languages: list[str] | None = None,
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
 
@@ -320,7 +321,9 @@ def croissant_metadata(
     columns' ``descriptions`` default to the table of a build of text drops; a build with a
     field mapping passes its own (:class:`curate.dataset.table.Contract`). ``parts``, when the
     table is in several files (shards, splits), lists them: each split is then a record set of
-    its own.
+    its own. ``license`` is a URL (or a licence's name); None leaves it out, which is what
+    a licence not stated is: no word stands in for one. ``languages`` are the BCP 47 codes
+    of the records (``inLanguage``).
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
@@ -333,8 +336,11 @@ def croissant_metadata(
         "name": name,
         "description": description,
         "version": version,
-        "license": license,
     }
+    if license is not None:
+        metadata["license"] = license
+    if languages:
+        metadata["inLanguage"] = list(languages)
     if url is not None:
         metadata["url"] = url
     if date_published is not None:

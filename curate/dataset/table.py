@@ -187,9 +187,11 @@ def extra_column(name: str, kind: str, fields: list[str]) -> Column:
     )  # fmt: skip
 
 
-def contract_for(config: Config, tabular: bool) -> Contract:
+def contract_for(config: Config, tabular: bool, headers: bool = True) -> Contract:
     """The table of a build with these checks' settings (their field mapping's extra columns)
-    and, if ``tabular``, a source that is not a text drop."""
+    and, if ``tabular``, a source that is not a text drop; ``headers``: a text drop too. The
+    venue and year columns say where their values came from: a drop's header, the mapped
+    fields, the mapping's defaults."""
     from validation.mapping import extra_columns
 
     fields: dict[str, list[str]] = {}
@@ -199,14 +201,37 @@ def contract_for(config: Config, tabular: bool) -> Contract:
             if column.field not in named:
                 named.append(column.field)
     extra = tuple(extra_column(n, k, fields[n]) for n, k in extra_columns(config.mapping))
-    return _contract(extra, tabular)
+    origins = (_origin("venue", config, headers), _origin("year", config, headers))
+    return _contract(extra, tabular, origins if tabular else ())
+
+
+def _origin(what: str, config: Config, headers: bool) -> str:
+    """Where the ``what`` (venue or year) of a row came from, as its column's description."""
+    mapped = list(dict.fromkeys(getattr(e, what) for e in config.mapping.values()))
+    defaults = list(dict.fromkeys(getattr(e, f"default_{what}") for e in config.mapping.values()))
+    ways = ["named by the text drop's header"] if headers else []
+    named = [f"`{f}`" for f in mapped if f is not None]
+    if named:
+        ways.append(f"from the source's field {' or '.join(named)}")
+    given = [repr(d) if isinstance(d, str) else str(d) for d in defaults if d is not None]
+    if given:
+        ways.append(
+            f"else {' or '.join(given)} (the field mapping's `default_{what}`)" if named
+            else f"{' or '.join(given)}, as the field mapping's `default_{what}` says"
+        )  # fmt: skip
+    if not ways:
+        return f"{what.capitalize()}: null, as no source names one (map a field to `{what}`)."
+    return f"{what.capitalize()} of the record, {'; '.join(ways)}; null where none applies."
 
 
 @functools.cache
-def _contract(extra: tuple[Column, ...], tabular: bool) -> Contract:
+def _contract(extra: tuple[Column, ...], tabular: bool, origins: tuple[str, ...] = ()) -> Contract:
     if not extra and not tabular:
         return TEXT
     columns = list(COLUMNS)
+    if origins:
+        described = dict(zip(("venue", "year"), origins, strict=True))
+        columns = [replace(c, description=described.get(c.name, c.description)) for c in columns]
     if tabular:
         sources = pa.list_(pa.struct([*SOURCE_TYPE, *TABULAR_SOURCE_FIELDS]))
         columns = [

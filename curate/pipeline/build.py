@@ -139,7 +139,10 @@ def build(
             run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
             # The table's columns: the mapping's extra ones, and a row and source id in
             # `sources` once a source is not a text drop.
-            contract = contract_for(settings.checks, any(f != "text" for f in run.formats))
+            contract = contract_for(
+                settings.checks, any(f != "text" for f in run.formats),
+                headers=any(f == "text" for f in run.formats),
+            )  # fmt: skip
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
             ids = [i for f in run.files for i in f.ids]

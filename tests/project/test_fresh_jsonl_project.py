@@ -9,6 +9,9 @@ as an export with the user's own field names (``paper_id``, ``abstract``)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -210,3 +213,92 @@ def test_a_language_error_names_the_setting_that_allows_it(tmp_path, capsys):
     assert 'expected en (to allow it: languages = ["en", "zh"])' in out
     set_keys(project / "pyproject.toml", 'languages = ["en", "zh"]')
     assert main(["validate", str(project / "sources"), *settings]) == 0
+
+
+# --- metadata in the dataset's own words -----------------------------------------------------
+
+VENUES = ["AAAI", "ACL", "CVPR", "EMNLP", "ICCV", "ICLR", "ICML", "IJCAI", "KDD", "NeurIPS"]
+CITATION = "@misc{papers2025,\n  title = {Papers},\n  year = {2025}\n}"
+
+
+def built_project(tmp_path: Path, capsys, monkeypatch, *settings: str) -> Path:
+    """A JSONL project of 135 real abstracts and 2 in Chinese, 10 venues over 20 years, its
+    mapping naming the export's own fields; built into dist/."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'languages = ["en", "zh"]', *settings)
+    set_keys(config, 'id = "paper_id"', 'venue = "venue"', 'year = "year"',
+             table="[tool.curate.mapping.jsonl]")  # fmt: skip
+    chinese = [json.loads(ln) for ln in CHINESE.read_text(encoding="utf-8").splitlines()[:2]]
+    with (project / "sources" / "papers.jsonl").open("w", encoding="utf-8") as fh:
+        for n, r in enumerate([*sample(135), *chinese]):
+            row = {"paper_id": r["id"], "abstract": r["abstract"],
+                   "venue": VENUES[n % 10], "year": 2005 + (n * 7) % 20}  # fmt: skip
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1748736000")  # 2025-06-01
+    assert main(["build", "--no-cache"]) == 0
+    capsys.readouterr()
+    return project / "dist"
+
+
+def test_the_card_speaks_of_files_without_headers_and_where_each_value_came_from(
+    tmp_path, capsys, monkeypatch
+):
+    card = (built_project(tmp_path, capsys, monkeypatch) / "README.md").read_text("utf-8")
+    assert "None" not in card and "drop's header" not in card
+    assert "### Source files\n\n| File | Records |\n|---|---|\n| `papers.jsonl` | 137 |\n" in card
+    first = card.split("\n# p\n", 1)[1].strip().split("\n\n")[0]
+    assert first.startswith(
+        "Abstracts from AAAI, ACL, CVPR, EMNLP, ICCV, ICLR, ICML, IJCAI, KDD and NeurIPS, "
+        "2005–2024, cleaned for\n"
+    )  # one sentence, whatever the number of venue-year pairs (here 20)
+    assert "| `venue` | `string` | Venue of the record, from the source's field `venue`; " in card
+    assert "| `year` | `int32` | Year of the record, from the source's field `year`; " in card
+
+
+def test_a_default_venue_is_named_as_the_origin_of_the_column(tmp_path, capsys, monkeypatch):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    set_keys(project / "pyproject.toml", 'default_venue = "arXiv"',
+             table="[tool.curate.mapping.jsonl]")  # fmt: skip
+    export(project / "sources" / "papers.jsonl", sample(20))
+    monkeypatch.chdir(project)
+    assert main(["build", "--no-cache"]) == 0
+    card = (project / "dist" / "README.md").read_text(encoding="utf-8")
+    assert (
+        "| `venue` | `string` | Venue of the record, 'arXiv', as the field mapping's "
+        "`default_venue` says; null where none applies. |"
+    ) in card
+    no_year = "Year: null, as no source names one (map a field to `year`)."
+    assert f"| `year` | `int32` | {no_year} |" in card
+    assert "Abstracts from arXiv, cleaned for" in card
+    croissant = json.loads((project / "dist" / "croissant.json").read_text(encoding="utf-8"))
+    assert "license" not in croissant  # not stated: no word stands in for one
+    assert "datePublished" not in croissant  # SOURCE_DATE_EPOCH is not set
+
+
+def test_croissant_has_the_licence_url_the_languages_and_the_date_and_validates_clean(
+    tmp_path, capsys, monkeypatch
+):
+    citation = f'citation = """{CITATION}"""'
+    dist = built_project(tmp_path, capsys, monkeypatch, 'license = "cc-by-4.0"', citation)
+    meta = json.loads((dist / "croissant.json").read_text(encoding="utf-8"))
+    assert meta["license"] == "https://spdx.org/licenses/CC-BY-4.0.html"
+    assert meta["inLanguage"] == ["en", "zh"]
+    assert meta["datePublished"] == "2025-06-01T00:00:00Z"
+    assert meta["citeAs"] == CITATION
+    card = yaml.safe_load((dist / "README.md").read_text("utf-8").split("---\n")[1])
+    assert card["language"] == ["en", "zh"]
+    # The real validator, any network attempt failing fast: no warning, no error.
+    exe = Path(sys.executable).parent / "mlcroissant"
+    proxy = "http://127.0.0.1:9"
+    env = {**os.environ, "HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "NO_PROXY": "",
+           "CROISSANT_CACHE": str(tmp_path / "croissant-cache")}  # fmt: skip
+    proc = subprocess.run(
+        [str(exe), "validate", "--jsonld", str(dist / "croissant.json")],
+        capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0 and "Done." in proc.stderr, proc.stderr
+    assert "warning" not in proc.stderr.lower() and "error" not in proc.stderr.lower()
