@@ -75,6 +75,10 @@ class Settings:
     shard_size: int = 0
     splits: dict[str, float] = field(default_factory=dict)
     engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)
+    # What the records are, in the table and the prose: the text column's name (its raw text
+    # is NAME_raw) and the noun, singular and plural, the card and the report call them by.
+    text_column: str = "abstract"
+    noun: tuple[str, str] = ("abstract", "abstracts")
     # The folders (or files) the commands read when given no PATH, relative to the config
     # file's folder: a repository that keeps its data in data/raw/ says so once, for every
     # command, the workflows and the hooks.
@@ -85,9 +89,10 @@ class Settings:
         table, in the order ``curate config`` and the manifest list them; with ``run``, the
         settings of the run (:data:`RUN`) after them."""
         both = {**self.checks.as_dict(), **checks_config.settings_dict(self)}
-        # An empty field mapping is left out: a build of text drops keeps its manifest's bytes.
+        # An empty field mapping, and the names of the records at their defaults, are left out:
+        # a build of text drops keeps its manifest's bytes.
         keys = (*ORDER, *(RUN if run else ()))
-        return {key: both[key] for key in keys if key != "mapping" or both[key]}
+        return {key: both[key] for key in keys if both[key] != LEFT_OUT.get(key, ())}
 
 
 OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
@@ -104,12 +109,35 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
-    "keep", "rejected", "shard_size", "splits", "mapping",
+    "keep", "rejected", "shard_size", "splits", "mapping", "text_column", "noun",
 )  # fmt: skip
+# Settings the manifest lists only when they are not these (their defaults, as plain data).
+LEFT_OUT: dict[str, Any] = {
+    "mapping": {},
+    "text_column": "abstract",
+    "noun": ["abstract", "abstracts"],
+}
 assert set(ORDER) | set(RUN) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 
 
 SPLIT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
+
+
+def _noun(value: Any, source: str) -> tuple[str, str]:
+    """``noun = "documents"`` (the singular is its stem: "document") or ``noun = ["entry",
+    "entries"]``."""
+    if isinstance(value, str) and value.strip():
+        one = value[:-3] + "y" if value.endswith("ies") else value.removesuffix("s")
+        return (one or value, value)
+    if (
+        isinstance(value, list) and len(value) == 2
+        and all(isinstance(v, str) and v.strip() for v in value)
+    ):  # fmt: skip
+        return (value[0], value[1])
+    raise checks_config.invalid(
+        "noun", value, 'a plural noun ("documents") or ["singular", "plural"]', source
+    )
 
 
 def _splits(value: Any, source: str) -> dict[str, float]:
@@ -139,6 +167,14 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         return checks_config.code_table(name, value, ROW_POLICIES, source, scope="record")
     if name in ("license_name", "license_link", "citation", "homepage", "repo_id"):
         return checks_config.optional_string(name, value, source)
+    if name == "text_column":
+        if not isinstance(value, str) or not COLUMN_NAME.match(value):
+            raise checks_config.invalid(
+                name, value, "a column name (lower case letters, digits and _)", source
+            )
+        return value
+    if name == "noun":
+        return _noun(value, source)
     if name == "sources":
         value = checks_config.coerce(name, value, default, source)
         if not value or not all(v.strip() for v in value):
@@ -169,7 +205,26 @@ def from_mapping(table: dict[str, Any], source: str = "<config>") -> Settings:
     _check_mapping(config, source)
     settings = replace(defaults, checks=config, **own)
     _row_policies_apply(settings, source)
+    _text_column_free(settings, source)
     return settings
+
+
+def _text_column_free(settings: Settings, source: str) -> None:
+    """The text column and its raw twin take no other column's name."""
+    if settings.text_column == "abstract":
+        return
+    from curate.dataset.table import COLUMNS
+    from validation.mapping import extra_columns
+
+    taken = {c.name for c in COLUMNS} - {"abstract", "abstract_raw"}
+    taken |= {name for name, _ in extra_columns(settings.checks.mapping)}
+    for name in (settings.text_column, f"{settings.text_column}_raw"):
+        if name in taken:
+            raise ConfigError(
+                f"{source}: [tool.curate] text_column = {settings.text_column!r}: the table "
+                f"already has a column {name!r}; choose another name",
+                ("text_column",),
+            )
 
 
 def _row_policies_apply(settings: Settings, source: str) -> None:

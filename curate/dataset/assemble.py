@@ -216,11 +216,14 @@ def assemble(
     engine: Engine = SERIAL,
     say: Say = lambda _m: None,
     contract: Contract = TEXT,
+    published: list[str] | None = None,
 ) -> Assembled:
     """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
     survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
     it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
-    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows')."""
+    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows');
+    ``published``, the columns' names as published, if the text columns have names of their
+    own."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     kept: list[Finding] = []
@@ -241,7 +244,7 @@ def assemble(
                 say(f"assembled {done + 1} tasks of rows")
         say(f"assembled {count(total, 'row')}")
         cleaned = time.perf_counter()
-        result = _write_buckets(tmp, writer, buckets, contract.schema)
+        result = _write_buckets(tmp, writer, buckets, contract.schema, published)
         result.math_kept = kept
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
@@ -251,7 +254,11 @@ def assemble(
 
 
 def _write_buckets(
-    tmp: Path, open_writer: Callable[[], TableWriter], buckets: list[str], schema: pa.Schema
+    tmp: Path,
+    open_writer: Callable[[], TableWriter],
+    buckets: list[str],
+    schema: pa.Schema,
+    names: list[str] | None = None,
 ) -> Assembled:
     """Hand the writer the buckets in id order; each bucket is read from every task's file and
     sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
@@ -287,6 +294,8 @@ def _write_buckets(
                     digest.update(d.encode())
                 chunk = chunk.drop_columns([DIGEST]).cast(schema)
                 _collect_stats(result, chunk)
+                if names is not None and names != chunk.schema.names:
+                    chunk = chunk.rename_columns(names)
                 writer.write(chunk)
             del table, order, ids
             # Arrow's allocator keeps what a bucket took and the next does not reuse all of it.

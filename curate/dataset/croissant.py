@@ -253,7 +253,7 @@ def _record_set(
 
 
 def _several(
-    parts: list[Part], schema: pa.Schema, descriptions: dict[str, str]
+    parts: list[Part], schema: pa.Schema, descriptions: dict[str, str], noun: str = "abstract"
 ) -> tuple[list, list]:
     """Distribution and record sets of a table in several files: a FileObject per file (with
     its checksum), a FileSet per split (``data/<split>-*.parquet``), a record set per split."""
@@ -285,7 +285,7 @@ def _several(
         )
         record_sets.append(
             _record_set(
-                schema, split, f"One record per abstract of the {split} split ({rows}).",
+                schema, split, f"One record per {noun} of the {split} split ({rows}).",
                 {"fileSet": {"@id": f"parquet-{split}"}}, descriptions,
             )
         )  # fmt: skip
@@ -309,6 +309,7 @@ def croissant_metadata(
     parts: list[Part] | None = None,
     descriptions: dict[str, str] = DESCRIPTIONS,
     languages: list[str] | None = None,
+    noun: str = "abstract",
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
 
@@ -323,7 +324,7 @@ def croissant_metadata(
     table is in several files (shards, splits), lists them: each split is then a record set of
     its own. ``license`` is a URL (or a licence's name); None leaves it out, which is what
     a licence not stated is: no word stands in for one. ``languages`` are the BCP 47 codes
-    of the records (``inLanguage``).
+    of the records (``inLanguage``); ``noun`` what a record is.
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
@@ -350,7 +351,9 @@ def croissant_metadata(
     if creators:
         metadata["creator"] = [{"@type": "sc:Person", "name": c} for c in creators]
     if parts is not None and len(parts) > 1:
-        metadata["distribution"], metadata["recordSet"] = _several(parts, schema, descriptions)
+        metadata["distribution"], metadata["recordSet"] = _several(
+            parts, schema, descriptions, noun
+        )
         return metadata
     metadata["distribution"] = [
         {
@@ -365,7 +368,7 @@ def croissant_metadata(
     ]
     metadata["recordSet"] = [
         _record_set(
-            schema, RECORD_SET_ID, f"One record per abstract ({num_rows} {rows}).", None,
+            schema, RECORD_SET_ID, f"One record per {noun} ({num_rows} {rows}).", None,
             descriptions,
         )
     ]  # fmt: skip

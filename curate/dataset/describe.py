@@ -261,6 +261,7 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
             schema=f.contract.schema,
             descriptions=f.contract.descriptions,
             languages=sorted(f.table.languages),
+            noun=s.noun[0],
         ),
     )
     (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")

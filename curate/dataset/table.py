@@ -172,6 +172,22 @@ class Contract:
     def pandera(self) -> Any:
         return _pandera_schema(self.columns)
 
+    def named(self, text_column: str = "abstract", noun: str = "abstract") -> Contract:
+        """The table as published: the text columns named ``text_column`` and
+        ``text_column``_raw, the descriptions calling a record ``noun``. The build makes and
+        checks its rows under the names of :data:`COLUMNS` and renames them as it writes."""
+        if (text_column, noun) == ("abstract", "abstract"):
+            return self
+        names = {"abstract": text_column, "abstract_raw": f"{text_column}_raw"}
+
+        def words(text: str) -> str:
+            return text.replace("`abstract`", f"`{text_column}`").replace("abstract", noun)
+
+        return Contract(
+            tuple(replace(c, name=names.get(c.name, c.name), description=words(c.description))
+                  for c in self.columns)
+        )  # fmt: skip
+
 
 TEXT = Contract(tuple(COLUMNS))  # the table of a build of text drops alone
 

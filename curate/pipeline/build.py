@@ -159,9 +159,9 @@ def build(
             described = time.perf_counter()
             version, manifest, diff = _describe(
                 stage, request, settings, run, groups, decision, table, report, spool.name,
-                version, say, contract,
+                version, say, _published(contract, settings),
             )  # fmt: skip
-            local = _write_rejected(stage, run, decision) if settings.rejected else {}
+            local = _write_rejected(stage, run, decision, settings) if settings.rejected else {}
             _write_page(stage, manifest, run, table, spool, local)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
     finally:
@@ -275,9 +275,11 @@ def _assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
             settings.math,
             lambda: open_writer(
-                DEFAULT_WRITER, stage, **_layout(settings), schema=contract.schema
+                DEFAULT_WRITER, stage, **_layout(settings),
+                schema=_published(contract, settings).schema,
             ),
             scratch=stage, engine=runner, say=say, contract=contract,
+            published=_published(contract, settings).schema.names,
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
@@ -337,8 +339,14 @@ def _describe(
     return chosen, manifest, diff
 
 
+def _published(contract: Contract, settings: Settings) -> Contract:
+    """The table as its readers see it: the text columns by ``text_column``, the
+    descriptions by ``noun``."""
+    return contract.named(settings.text_column, settings.noun[0])
+
+
 def _write_rejected(
-    stage: Path, run: ValidationRun, decision: _Decision
+    stage: Path, run: ValidationRun, decision: _Decision, settings: Settings
 ) -> dict[str, dict[str, Any]]:
     """rejected.parquet: every record the row policies dropped, with its reasons and its raw
     text (from the spool), in the order of the report's list; returns its local_files entry."""
@@ -352,7 +360,9 @@ def _write_rejected(
             "file": [d["file"] for d in decision.dropped],
             "line": pa.array([d["line"] for d in decision.dropped], pa.int32()),
             "reasons": [d["reasons"] for d in decision.dropped],
-            "abstract_raw": [texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped],
+            f"{settings.text_column}_raw": [
+                texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped
+            ],
         }
     )
     path = stage / REJECTED

@@ -302,3 +302,73 @@ def test_croissant_has_the_licence_url_the_languages_and_the_date_and_validates_
     )  # fmt: skip
     assert proc.returncode == 0 and "Done." in proc.stderr, proc.stderr
     assert "warning" not in proc.stderr.lower() and "error" not in proc.stderr.lower()
+
+
+# --- the text column's name and the noun are settings ----------------------------------------
+
+
+def test_the_text_column_and_the_noun_are_what_every_output_calls_them(
+    tmp_path, capsys, monkeypatch
+):
+    import datasets
+    import pyarrow.parquet as pq
+
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    set_keys(project / "pyproject.toml", 'text_column = "text"', 'noun = "documents"')
+    export(project / "sources" / "papers.jsonl", sample(40))
+    monkeypatch.chdir(project)
+    assert main(["build", "--no-cache"]) == 0
+    dist = project / "dist"
+    parquet = dist / "data" / "train-00000-of-00001.parquet"
+    assert pq.read_schema(parquet).names[:3] == ["id", "text", "text_raw"]
+    loaded = datasets.load_dataset("parquet", data_files=str(parquet), split="train")
+    assert "abstract" not in loaded.features and loaded.features["text_raw"].dtype == "string"
+    raw = {r["id"]: r["abstract"] for r in sample(40)}
+    assert sorted(loaded["text_raw"]) == sorted(raw.values())
+    card = (dist / "README.md").read_text(encoding="utf-8")
+    features = yaml.safe_load(card.split("---\n")[1])["dataset_info"]["features"]
+    assert [f["name"] for f in features][:3] == ["id", "text", "text_raw"]
+    assert "Documents in the source files | 40 |" in card
+    assert "(`text_raw`) next to the plain-text version (`text`)" in card
+    assert "| `text` | `string` | The document as plain Unicode text" in card
+    assert "### Length of `text` in words" in card and "too short to be a document" in card
+    assert "abstract" not in card.replace("scientific-abstracts", "")
+    croissant = json.loads((dist / "croissant.json").read_text(encoding="utf-8"))
+    (records,) = croissant["recordSet"]
+    assert records["description"] == "One record per document (40 records)."
+    assert [f["name"] for f in records["field"]][:3] == ["id", "text", "text_raw"]
+    manifest = json.loads((dist / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["settings"]["text_column"] == "text"
+    assert [c["name"] for c in manifest["schema"]][:3] == ["id", "text", "text_raw"]
+    page = (dist / "report.html").read_text(encoding="utf-8")
+    assert "Document lengths" in page and "Abstract" not in page
+
+    # A release after one edit: the diff names the columns as the table does.
+    (tmp_path / "v1").mkdir()
+    monkeypatch.chdir(tmp_path)
+    assert main(["build", str(project / "sources"), "--config", str(project / "pyproject.toml"),
+                 "--out", str(tmp_path / "v1" / "dist"), "--no-cache"]) == 0  # fmt: skip
+    records = sample(40)
+    records[3] = {**records[3], "abstract": records[3]["abstract"].replace(" the ", " our ", 1)}
+    export(project / "sources" / "papers.jsonl", records)
+    capsys.readouterr()
+    assert main(["build", str(project / "sources"), "--config", str(project / "pyproject.toml"),
+                 "--out", str(tmp_path / "v2"), "--previous", str(tmp_path / "v1" / "dist"),
+                 "--no-cache"]) == 0  # fmt: skip
+    capsys.readouterr()
+    assert main(["diff", str(tmp_path / "v1" / "dist"), str(tmp_path / "v2")]) == 0
+    out = capsys.readouterr().out
+    assert "0 changed, 1 edited" in out
+    assert "[-the-] {+our+}" in out and "abstract" not in out
+
+
+def test_a_text_column_that_takes_another_columns_name_is_refused(tmp_path, capsys):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'text_column = "language"')
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'text_column')}: [tool.curate] text_column" in err
+    assert "already has a column 'language'" in err
