@@ -322,9 +322,8 @@ def croissant_metadata(
     columns' ``descriptions`` default to the table of a build of text drops; a build with a
     field mapping passes its own (:class:`curate.dataset.table.Contract`). ``parts``, when the
     table is in several files (shards, splits), lists them: each split is then a record set of
-    its own. ``license`` is a URL (or a licence's name); None leaves it out, which is what
-    a licence not stated is: no word stands in for one. ``languages`` are the BCP 47 codes
-    of the records (``inLanguage``); ``noun`` what a record is.
+    its own. ``license`` (a URL, or a licence's name) is left out when None: no word stands
+    in for a licence not stated. ``languages`` are the records' (``inLanguage``).
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")

@@ -361,6 +361,20 @@ def _findings_view(
     return by_file, first
 
 
+def _wanted_texts(
+    wanted: set[tuple[str, int]],
+    record_texts: RecordTexts | None,
+    manifest: dict[str, Any],
+    sources: Iterable[str | Path],
+) -> dict[str, str]:
+    """The texts of the records at ``wanted`` (file, line): from the build, else the drops."""
+    if not wanted:
+        return {}
+    if record_texts is not None:
+        return record_texts(wanted)
+    return _record_texts(_source_texts(manifest, sources), wanted)
+
+
 def collect(
     folder: str | Path,
     sources: Iterable[str | Path] = (),
@@ -390,12 +404,7 @@ def collect(
     dropped = build.dropped[:DROPPED_LIMIT]
     merged_copies = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
     wanted = merged_copies | {(d["file"], d["line"]) for d in dropped}
-    if not wanted:
-        texts = {}
-    elif record_texts is not None:
-        texts = record_texts(wanted)
-    else:
-        texts = _record_texts(_source_texts(manifest, sources), wanted)
+    texts = _wanted_texts(wanted, record_texts, manifest, sources)
     sample = []
     for i in sampled:
         raw, clean = _diff(rows[i]["abstract_raw"], rows[i]["abstract"])
