@@ -92,7 +92,8 @@ class Settings:
         # An empty field mapping, and the names of the records at their defaults, are left out:
         # a build of text drops keeps its manifest's bytes.
         keys = (*ORDER, *(RUN if run else ()))
-        return {key: both[key] for key in keys if both[key] != LEFT_OUT.get(key, ())}
+        left_out = {"mapping": {}} if run else LEFT_OUT  # `curate config` shows the names
+        return {key: both[key] for key in keys if both[key] != left_out.get(key, ())}
 
 
 OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")

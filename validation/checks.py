@@ -594,7 +594,7 @@ def check_header_mismatch(corpus: Corpus, config: Config) -> Iterator[Finding]:
     headed = [(f.path, f.header) for f in corpus.files if f.header is not None]
     if not headed:
         return
-    hint = "; set venues = [...] and years = [...] in [tool.curate] to accept several"
+    hint = "; set venues = [...] and years = [...] to accept several"
     if config.venues is not None:
         allowed_venues = {v.casefold() for v in config.venues}
         venue_why = "the configured venues (" + ", ".join(config.venues) + ")"

@@ -434,7 +434,7 @@ def publish(
     if built_for and built_for != repo_id:
         raise PublishError(
             f"{local.folder} was built for {built_for} (its card and Croissant file name it); "
-            f"set repo_id = {repo_id!r} in [tool.curate] and rebuild, or publish to {built_for}"
+            f"set repo_id = {repo_id!r} in the settings and rebuild, or publish to {built_for}"
         )
     checked = count(len(local.files), "file")
     say(f"{local.folder}: v{local.version}, {checked} checked against {MANIFEST}")

@@ -281,8 +281,8 @@ class Batches:
             self.finding(
                 "id-field", 0,
                 f"no record of the file has the mapped id field {field!r}{hint[field]} (its "
-                f"fields: {shown}); name the field holding the records' own ids in "
-                "[tool.curate.mapping], or leave `id` out",
+                f"fields: {shown}); set the mapping's `id` to the field holding the records' "
+                "own ids, or leave it out",
             )  # fmt: skip
         others = [(f, r) for f, r in missing if r != "id"]
         if others:
@@ -307,8 +307,8 @@ class Batches:
             f"no record of the file has the text field {self.map.text!r}"
             f"{did_you_mean(self.map.text, self.fields)} ({len(lines):,} "
             f"read; the first's fields: {self._first_fields or 'none'}); not read. If the file "
-            f"is no source, leave it out (--exclude {name}); else name its text field in "
-            "[tool.curate.mapping]",
+            f"is no source, leave it out (--exclude {name}); else set the mapping's `text` to "
+            "its text field",
         )  # fmt: skip
 
     def row(self, values: Mapping[str, Any], line: int, row: int | None = None) -> None:
