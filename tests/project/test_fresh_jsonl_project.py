@@ -372,3 +372,23 @@ def test_a_text_column_that_takes_another_columns_name_is_refused(tmp_path, caps
     err = capsys.readouterr().err
     assert f"pyproject.toml:{line_of(config, 'text_column')}: [tool.curate] text_column" in err
     assert "already has a column 'language'" in err
+
+
+def test_a_settings_change_renews_the_cache_with_a_note_only_under_verbose(
+    tmp_path, capsys, monkeypatch
+):
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    export(project / "sources" / "papers.jsonl", plain(3))
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("CURATE_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(["validate"]) == 0
+    set_keys(project / "pyproject.toml", "min_words = 10")
+    capsys.readouterr()
+    assert main(["validate"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and "1 file, 3 records: 0 errors, 0 warnings" in captured.out
+    set_keys(project / "pyproject.toml", "max_words = 500")
+    assert main(["validate", "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "curate: note: cache" in err and "stale" in err and "warning:" not in err
