@@ -186,7 +186,9 @@ def init_project(
         # JSON's string syntax is YAML's double-quoted scalar: the workflows' env value
         "toolkit": json.dumps(toolkit_requirement(toolkit)),
     }
-    files = {**FILES, f"{folder_name}/.gitkeep": ""}
+    files = dict(FILES)
+    if not _present(root / folder_name):  # a folder the repository has already is kept as is
+        files[f"{folder_name}/.gitkeep"] = ""
     notes = []
     if config == "curate.toml":  # an existing project: its pyproject.toml stays as it is
         files["curate.toml"] = files.pop("pyproject.toml")

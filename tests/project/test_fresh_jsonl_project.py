@@ -96,13 +96,17 @@ def test_in_a_repository_with_its_own_pyproject_the_workflow_triggers_on_curate_
     tmp_path, capsys
 ):
     repo = tmp_path / "repo"
-    repo.mkdir()
+    (repo / "data" / "raw").mkdir(parents=True)  # where the repository keeps its data already
+    export(repo / "data" / "raw" / "papers.jsonl", plain(3))
     (repo / "pyproject.toml").write_text('[project]\nname = "analysis"\n', encoding="utf-8")
     init(capsys, str(repo), "--sources", "data/raw")
+    assert sorted(p.name for p in (repo / "data" / "raw").iterdir()) == ["papers.jsonl"]
     assert 'sources = "data/raw"' in (repo / "curate.toml").read_text(encoding="utf-8")
     workflow = yaml.safe_load((repo / ".github/workflows/validate.yml").read_text("utf-8"))
     assert workflow[True]["pull_request"]["paths"] == ["data/raw/**", "curate.toml"]
     assert (repo / "pyproject.toml").read_text("utf-8") == '[project]\nname = "analysis"\n'
+    assert main(["validate", "--config", str(repo / "curate.toml"), "--no-cache"]) == 0
+    assert "1 file, 3 records: 0 errors, 0 warnings" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("folder", ["../elsewhere", "/abs/data", "data/*"])
