@@ -396,3 +396,14 @@ def test_a_settings_change_renews_the_cache_with_a_note_only_under_verbose(
     assert main(["validate", "-v"]) == 0
     err = capsys.readouterr().err
     assert "curate: note: cache" in err and "stale" in err and "warning:" not in err
+
+
+def test_the_python_api_reads_the_configured_source_folder(tmp_path, capsys, monkeypatch):
+    import curate
+
+    project = tmp_path / "p"
+    init(capsys, str(project), "--sources", "data/raw")
+    export(project / "data" / "raw" / "papers.jsonl", plain(4))
+    monkeypatch.chdir(project)
+    assert curate.validate_drops().records == 4
+    assert curate.build_dataset(out=tmp_path / "dist").records_out == 4
