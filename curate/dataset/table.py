@@ -217,7 +217,14 @@ def contract_for(config: Config, tabular: bool, headers: bool = True) -> Contrac
             if column.field not in named:
                 named.append(column.field)
     extra = tuple(extra_column(n, k, fields[n]) for n, k in extra_columns(config.mapping))
-    origins = (_origin("venue", config, headers), _origin("year", config, headers))
+    languages = [f"`{e.language}`" for e in config.mapping.values() if e.language is not None]
+    language = DESCRIPTIONS["language"]
+    if languages:
+        language = (
+            f"Language of the abstract (ISO 639-1): from the source's field "
+            f"{' or '.join(dict.fromkeys(languages))}, else by script or langdetect."
+        )
+    origins = (_origin("venue", config, headers), _origin("year", config, headers), language)
     return _contract(extra, tabular, origins if tabular else ())
 
 
@@ -246,7 +253,7 @@ def _contract(extra: tuple[Column, ...], tabular: bool, origins: tuple[str, ...]
         return TEXT
     columns = list(COLUMNS)
     if origins:
-        described = dict(zip(("venue", "year"), origins, strict=True))
+        described = dict(zip(("venue", "year", "language"), origins, strict=True))
         columns = [replace(c, description=described.get(c.name, c.description)) for c in columns]
     if tabular:
         sources = pa.list_(pa.struct([*SOURCE_TYPE, *TABULAR_SOURCE_FIELDS]))

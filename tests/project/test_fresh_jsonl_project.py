@@ -265,9 +265,9 @@ def test_the_card_speaks_of_files_without_headers_and_where_each_value_came_from
 def test_a_default_venue_is_named_as_the_origin_of_the_column(tmp_path, capsys, monkeypatch):
     project = tmp_path / "p"
     init(capsys, str(project))
-    set_keys(project / "pyproject.toml", 'default_venue = "arXiv"',
+    set_keys(project / "pyproject.toml", 'default_venue = "arXiv"', 'language = "lang"',
              table="[tool.curate.mapping.jsonl]")  # fmt: skip
-    export(project / "sources" / "papers.jsonl", sample(20))
+    export(project / "sources" / "papers.jsonl", sample(20), lang="en")
     monkeypatch.chdir(project)
     assert main(["build", "--no-cache"]) == 0
     card = (project / "dist" / "README.md").read_text(encoding="utf-8")
@@ -278,6 +278,10 @@ def test_a_default_venue_is_named_as_the_origin_of_the_column(tmp_path, capsys, 
     no_year = "Year: null, as no source names one (map a field to `year`)."
     assert f"| `year` | `int32` | {no_year} |" in card
     assert "Abstracts from arXiv, cleaned for" in card
+    assert (
+        "| `language` | `string` | Language of the abstract (ISO 639-1): from the source's "
+        "field `lang`, else by script or langdetect. |"
+    ) in card
     croissant = json.loads((project / "dist" / "croissant.json").read_text(encoding="utf-8"))
     assert "license" not in croissant  # not stated: no word stands in for one
     assert "datePublished" not in croissant  # SOURCE_DATE_EPOCH is not set
