@@ -12,6 +12,20 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 
+def count(n: int, noun: str) -> str:
+    """``1 file``, ``2 files``: a count a person reads says its noun in the right number."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'latex'?)`` when ``name`` is close to one of ``known``, else ``""``:
+    a misspelt key, code or field is then one edit away from right."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"

@@ -39,7 +39,7 @@ from curate.engine.serial import SERIAL
 from curate.transform.rows import MADE, MATH_KEPT, read_spool
 from validation.config import Config
 from validation.corpus import FileResult
-from validation.findings import Finding
+from validation.findings import Finding, count
 from validation.registry import finding
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class Assembled:
     # `math-kept` findings: math spans published as TeX because they could not be converted.
     math_kept: list[Finding] = field(default_factory=list)
     languages: set[str] = field(default_factory=set)
-    venues: set[str] = field(default_factory=set)
+    venues: set[tuple[str, int | None]] = field(default_factory=set)  # (venue, year) pairs
     flagged: int = 0  # rows with at least one flag
     flags: Counter[str] = field(default_factory=Counter)  # rows per flag code
     # Row numbers (in table order) whose abstract differs from its raw text, for the report.
@@ -228,13 +228,15 @@ def assemble(
     say: Say = lambda _m: None,
     contract: Contract = TEXT,
     positions: Path | None = None,
+    published: list[str] | None = None,
 ) -> Assembled:
     """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
     survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
     it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
-    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows').
-    ``positions``, if given, gets each row's id and the line and row of each of its sources,
-    in the table's order."""
+    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows');
+    ``published``, the columns' names as published, if the text columns have names of their
+    own. ``positions``, if given, gets each row's id and the line and row of each of its
+    sources, in the table's order."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     kept: list[Finding] = []
@@ -253,9 +255,9 @@ def assemble(
             kept.extend(found)
             if runner is not SERIAL and (done + 1) % 20 == 0:
                 say(f"assembled {done + 1} tasks of rows")
-        say(f"assembled {total} rows")
+        say(f"assembled {count(total, 'row')}")
         cleaned = time.perf_counter()
-        result = _write_buckets(tmp, writer, buckets, contract.schema, positions)
+        result = _write_buckets(tmp, writer, buckets, contract.schema, positions, published)
         result.math_kept = kept
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
@@ -270,6 +272,7 @@ def _write_buckets(
     buckets: list[str],
     schema: pa.Schema,
     positions: Path | None,
+    names: list[str] | None = None,
 ) -> Assembled:
     """Hand the writer the buckets in id order; each bucket is read from every task's file and
     sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
@@ -316,6 +319,8 @@ def _write_buckets(
                     )
                 chunk = chunk.drop_columns([DIGEST, PLACES]).cast(schema)
                 _collect_stats(result, chunk)
+                if names is not None and names != chunk.schema.names:
+                    chunk = chunk.rename_columns(names)
                 writer.write(chunk)
             del table, order, ids
             # Arrow's allocator keeps what a bucket took and the next does not reuse all of it.
@@ -343,4 +348,4 @@ def _collect_stats(result: Assembled, table: pa.Table) -> None:
     result.languages |= {x for x in table.column("language").unique().to_pylist() if x}
     venues = table.column("venue").to_pylist()
     years = table.column("year").to_pylist()
-    result.venues |= {f"{v} {y}" for v, y in set(zip(venues, years, strict=True)) if v}
+    result.venues |= {(v, y) for v, y in set(zip(venues, years, strict=True)) if v}

@@ -47,6 +47,13 @@ FLUSH_ENTRIES = 20_000
 Warn = Callable[[str], None]
 
 
+class Notice(str):
+    """A message through ``warn`` that is news only to who asked for detail (``-v``): the cache
+    starting over after a settings change is what a settings change does, not a fault."""
+
+    only_verbose = True
+
+
 @functools.lru_cache(maxsize=8)
 def _fingerprint(settings: str) -> str:
     digest = hashlib.sha256(FORMAT.encode())
@@ -213,8 +220,10 @@ class ValidationCache:
         rows = self._check_meta(db)
         if rows.get("fingerprint") not in (None, self.fingerprint):
             self.warn(
-                f"cache {self.path} was written by other checks or settings; "
-                "its entries are stale and are dropped"
+                Notice(
+                    f"cache {self.path} was written by other checks or settings; "
+                    "its entries are stale and are dropped"
+                )
             )
             db.execute("DELETE FROM entries")
         db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (FORMAT,))
