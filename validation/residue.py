@@ -27,7 +27,7 @@ _MATH_SYNTAX = r"[\\^_{}=<>]"
 _LATEX_MATH = (
     r"(?<!\\)\$\$.+?(?<!\\)\$\$"
     r"|(?<!\\)\$(?!\s*\$)"
-    rf"(?:[^$]+?(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX})[^$]+?(?<!\\))"
+    rf"(?:(?:[^$\\]|\\.)+?(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX})(?:[^$\\]|\\.)+?(?<!\\))"
     r"\$"
 )
 # The body of \( \) and \[ \] never holds another opener, so an unclosed `\(` scans only to the
