@@ -707,10 +707,12 @@ _MATH_STARTERS = sorted(
     | {m.name for m in texpackages.entries() if texmacros.defines(m.name)},
     key=lambda n: (-len(n), n),
 )
-_PROSE_MATH = re.compile(r"\\(?:" + "|".join(_MATH_STARTERS) + r")(?![A-Za-z])")
+_PROSE_MATH = re.compile(r"\\(?=[A-Za-z])(?:" + "|".join(_MATH_STARTERS) + r")(?![A-Za-z])")
 # Scripts with a command or a star inside (`SgrA^*_{\mathrm{Keck}}`), which residue.SCRIPTS
 # leaves to text mode.
-_PROSE_SCRIPTS = re.compile(r"(?<=[\w)\]])(?:\^\*|[\^_]\{(?:[^{}$\n]|\{[^{}$\n]*\}){1,60}\})+")
+_PROSE_SCRIPTS = re.compile(
+    r"(?=[\^_])(?<=[\w)\]])(?:\^\*|[\^_]\{(?:[^{}$\n]|\{[^{}$\n]*\}){1,60}\})+"
+)
 
 
 def _prose_scripts(m: re.Match[str], convert: Callable[[str], str]) -> str:
@@ -890,7 +892,7 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
             # Symbols typed without dollars (`69.9\pm 1.4`, `\sigma_v`) are formulas too.
             if "\\" in text:
                 text = _set_aside_prose_math(text, convert)
-            if "^*" in text or "\\" in text:
+            if "^*" in text or "_{\\" in text or "^{\\" in text:
                 text = _PROSE_SCRIPTS.sub(lambda m: _prose_scripts(m, convert), text)
             if "\\" in text:
                 text = _PROSE_SYMBOL.sub(lambda m: convert(f"${m.group()}$"), text)
