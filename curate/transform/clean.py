@@ -495,6 +495,8 @@ _TEX_SYMBOLS = {" ": " ", ",": " ", ";": " ", ":": " ", ">": " ", "!": "", "@": 
 # pylatexenc's macros that stand for a fixed string (\ldots, \dag, \alpha, \textendash, …);
 # not \today (the date of the build) and not the placeholders it writes for what it drops.
 _NOT_SYMBOLS = frozenset({"today"})
+# Quotation commands (csquotes' `\\enquote{x}` is “x”): the marks their package prints.
+_QUOTES = {m.name: tuple(m.prints.split("x")) for m in texpackages.entries() if m.kind == "quote"}
 _PACKAGE_SYMBOLS = texpackages.symbols()
 
 
@@ -527,6 +529,19 @@ _TEX_TOKEN = re.compile(r"\\([A-Za-z]+)\*?|\\(.)|([{}])", re.S)
 _LEADING_SPACE = re.compile(r"\s*")
 
 
+def _pair_braces(tokens: list[re.Match[str]]) -> dict[int, int]:
+    """Each brace token's partner (both ways); an unpaired brace has none."""
+    partner: dict[int, int] = {}
+    stack: list[int] = []
+    for i, t in enumerate(tokens):
+        if t.group(3) == "{":
+            stack.append(i)
+        elif t.group(3) == "}" and stack:
+            j = stack.pop()
+            partner[i], partner[j] = j, i
+    return partner
+
+
 def _tex_commands(text: str, saved: _Saved) -> str:
     """Commands and braces, in one walk over the tokens: what each stands for in running text.
 
@@ -540,15 +555,8 @@ def _tex_commands(text: str, saved: _Saved) -> str:
     tokens = list(_TEX_TOKEN.finditer(text))
     if not tokens:
         return text
-    partner: dict[int, int] = {}
-    stack: list[int] = []
-    for i, t in enumerate(tokens):
-        if t.group(3) == "{":
-            stack.append(i)
-        elif t.group(3) == "}" and stack:
-            j = stack.pop()
-            partner[i], partner[j] = j, i
-    action: dict[int, str] = {}  # opening brace index -> "unwrap" | "paren" | "keep"
+    partner = _pair_braces(tokens)
+    action: dict[int, str] = {}  # opening brace -> "unwrap" | "paren" | "keep" | a quote
     out: list[str] = []
     pos = 0
     i = 0
@@ -575,6 +583,8 @@ def _tex_commands(text: str, saved: _Saved) -> str:
                     pos = tokens[partner[arg]].end()
             elif name == "footnote" and arg is not None:
                 action[arg] = "paren"
+            elif name in _QUOTES and arg is not None:
+                action[arg] = name
             elif name in _UNWRAP:
                 if arg is not None:
                     action[arg] = "unwrap"
@@ -600,10 +610,10 @@ def _tex_commands(text: str, saved: _Saved) -> str:
             else:
                 act = action.get(i) or _bare_group(text, t.end(), tokens, i, partner[i])
                 action[i] = act
-                out.append({"paren": " (", "keep": "{"}.get(act, ""))
+                out.append({"paren": " (", "keep": "{"}.get(act, _QUOTES.get(act, ("",))[0]))
         else:  # "}"
             act = action.get(partner[i], "keep") if i in partner else "keep"
-            out.append({"paren": ")", "keep": "}"}.get(act, ""))
+            out.append({"paren": ")", "keep": "}"}.get(act, _QUOTES.get(act, ("", ""))[-1]))
         i += 1
     out.append(text[pos:])
     return "".join(out)
@@ -900,7 +910,7 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
             if "^{" in text or "_{" in text:  # what every script starts with
                 text = residue.SCRIPTS.sub(lambda m: convert(f"${m.group()}$"), text)
         text = saved.restore(_text_mode(text, saved))
-        kept += saved.tex
+        kept += [saved.restore(tex) for tex in saved.tex]  # `\\github{url}`: the URL back in
     return CleanResult(
         text=_normalise(text),
         kinds=kinds,

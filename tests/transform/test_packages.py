@@ -8,9 +8,9 @@ import pytest
 from curate.transform.clean import clean_text
 from curate.transform.texmath import convert
 from validation import texpackages
-from validation.texpackages import aastex, amsmath, mhchem, physics, siunitx
+from validation.texpackages import aastex, amsmath, csquotes, mhchem, physics, siunitx
 
-MODULES = (aastex, amsmath, mhchem, physics, siunitx)
+MODULES = (aastex, amsmath, csquotes, mhchem, physics, siunitx)
 ENTRIES = texpackages.entries()
 
 
@@ -22,12 +22,28 @@ def test_every_package_module_has_its_source_and_entries() -> None:
     assert len(ENTRIES) == sum(len(m.ROWS) for m in MODULES)
 
 
-@pytest.mark.parametrize("macro", ENTRIES, ids=lambda m: f"{m.package}:{m.example}")
+MATH = [m for m in ENTRIES if m.kind != "quote"]
+TEXT = [m for m in ENTRIES if m.kind == "quote"]
+
+
+@pytest.mark.parametrize("macro", MATH, ids=lambda m: f"{m.package}:{m.example}")
 def test_every_entry_converts_to_what_its_package_prints(macro: texpackages.Macro) -> None:
     assert macro.name and macro.prints and "\\" + macro.name in macro.example
     result = convert("$" + macro.example + "$")
     assert not result.kept, result.text
     assert result.text == macro.prints
+
+
+@pytest.mark.parametrize("macro", TEXT, ids=lambda m: f"{m.package}:{m.example}")
+def test_every_text_entry_converts_to_what_its_package_prints(macro: texpackages.Macro) -> None:
+    result = clean_text("we call them " + macro.example + " here")
+    assert result.text == "we call them " + macro.prints + " here" and result.math_kept == ()
+
+
+def test_a_quotation_command_keeps_its_words_between_curly_quotes() -> None:
+    # openreview:rJ5C67-C- (csquotes' \enquote).
+    raw = r"as \enquote{sets of individuals} or \enquote{item sets}"
+    assert clean_text(raw).text == "as “sets of individuals” or “item sets”"
 
 
 def test_a_name_two_packages_define_has_one_kind() -> None:
