@@ -348,6 +348,7 @@ def _tag_to_text(m: re.Match[str]) -> str:
 # `\\` is a line break; `\*` and `` \` `` are Markdown escapes; the rest are TeX's. Each escaped
 # character is set aside so that it stays literal.
 _ESCAPE = re.compile(r"\\\\|\\([*_#$%&{}]|`(?![{A-Za-z]))")
+_VERB = re.compile(r"\\verb\*?([^A-Za-z\s*])(.+?)\1")
 _TEX_URL = re.compile(r"\\url\s*\{([^{}]*)\}|\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 
 
@@ -496,6 +497,8 @@ _TEX_SYMBOLS = {" ": " ", ",": " ", ";": " ", ":": " ", ">": " ", "!": "", "@": 
 # not \today (the date of the build) and not the placeholders it writes for what it drops.
 _NOT_SYMBOLS = frozenset({"today"})
 # Quotation commands (csquotes' `\\enquote{x}` is “x”): the marks their package prints.
+# Abbreviations (cvpr.sty's `\\eg`): their text, whose final dot goes before a dot of the prose.
+_ABBREVIATIONS = {m.name: m.prints for m in texpackages.entries() if m.kind == "abbreviation"}
 _QUOTES = {m.name: tuple(m.prints.split("x")) for m in texpackages.entries() if m.kind == "quote"}
 _PACKAGE_SYMBOLS = texpackages.symbols()
 
@@ -588,6 +591,9 @@ def _tex_commands(text: str, saved: _Saved) -> str:
             elif name in _UNWRAP:
                 if arg is not None:
                     action[arg] = "unwrap"
+            elif name in _ABBREVIATIONS:
+                repl = _ABBREVIATIONS[name]
+                out.append(repl[:-1] if text.startswith(".", pos) else repl)
             elif (repl := _symbol(name)) is not None:
                 before = next((piece for piece in reversed(out) if piece), "")
                 if repl[:1].isalpha() and len(repl) > 1 and before[-1:].isalnum():
@@ -668,6 +674,8 @@ def _text_mode(text: str, saved: _Saved) -> str:
     """Clean the text around the math spans (which are behind markers already)."""
     if "<" in text:
         text = residue.HTML.sub(_tag_to_text, text)
+    if "\\verb" in text:  # LaTeX's verbatim text, `\\verb|CosMomentum|`: as typed
+        text = _VERB.sub(lambda m: saved.keep(m.group(2)), text)
     if "\\" in text:
         text = _ESCAPE.sub(lambda m: " " if m.group(1) is None else saved.keep(m.group(1)), text)
     text = _links(text, saved)
@@ -712,7 +720,7 @@ _PROSE_SYMBOL = re.compile(
 _MATH_STARTERS = sorted(
     {
         *"frac dfrac tfrac sqrt operatorname mathcal mathbb mathrm mathbf mathfrak mathscr mathsf "
-        "mathit hat widehat tilde widetilde bar overline vec dot ddot".split()
+        "mathit hat widehat tilde widetilde bar overline vec dot ddot left".split()
     }
     | {m.name for m in texpackages.entries() if texmacros.defines(m.name)},
     key=lambda n: (-len(n), n),
@@ -753,6 +761,11 @@ def _token_end(text: str, pos: int) -> int:
 def _prose_run(text: str, start: int, name_end: int, name: str) -> int:
     """Where a prose formula that starts with ``\\name`` at ``start`` ends (-1: not one)."""
     pos = name_end
+    if name == "left":  # `\\left( … \\right)`: blanks inside belong to the formula
+        close = text.find("\\right", pos, pos + 400)
+        if close < 0:
+            return -1
+        pos = close + len("\\right") + 1
     for _ in range(texmath.arity(name)):  # its arguments, a blank before each allowed
         while pos < len(text) and text[pos] == " ":
             pos += 1
@@ -761,7 +774,7 @@ def _prose_run(text: str, start: int, name_end: int, name: str) -> int:
         pos = _token_end(text, pos)
         if pos < 0:
             return -1
-    while pos < len(text) and not text[pos].isspace() and text[pos] not in "$}" + _MARK:
+    while pos < len(text) and not text[pos].isspace() and text[pos] not in "$}'\"`" + _MARK:
         pos = _token_end(text, pos)
         if pos < 0:
             return -1
@@ -832,7 +845,13 @@ def _math_quotes(text: str) -> str:
     out: list[str] = []
     pos = 0
     open_double = False
+    dollars, counted = 0, 0  # `$` before the match: odd inside a formula (`$x$'$y$`)
     for m in _MATH_QUOTE.finditer(text):
+        dollars += text.count("$", counted, m.start())
+        counted = m.start()
+        if dollars % 2:
+            continue
+        counted = m.end()  # its own two dollars leave the count even
         mark = m.group(1)
         opens = mark in _OPENS or (mark == '"' and not open_double)
         if mark == '"' or mark == "``" or mark == "''":

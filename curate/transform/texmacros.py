@@ -141,8 +141,10 @@ def _groups(tokens: list[Token], i: int, fewest: int, most: int, h: Any) -> tupl
         j = h.skip_blanks(tokens, i)
         if len(args) >= fewest and not (j < len(tokens) and tokens[j][0] == "g"):
             break
-        if j < len(tokens) and tokens[j][0] == "c" and not str(tokens[j][1]).isalnum():
-            raise h.Unfaithful(f"\\{tokens[j][1]} is not an argument")  # `\ev(x)`
+        if not (j < len(tokens) and tokens[j][0] == "g") and (
+            most > 1 or not (j < len(tokens) and str(tokens[j][1]).isalnum())
+        ):  # `\ev(x)`, `\comm{A} B`: physics takes braced arguments
+            raise h.Unfaithful("an argument without braces")
         arg, i = h.argument(tokens, i)
         args.append(h.render(arg).strip())
     return args, i

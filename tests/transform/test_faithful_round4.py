@@ -69,6 +69,11 @@ def test_tex_quotes_between_dollars_are_quotation_marks(raw: str, clean: str) ->
     assert _clean(raw) == (clean, ())
 
 
+def test_a_quote_between_two_formulas_is_not_a_quote_span() -> None:
+    # `$x$'$y$`: the `$'$` in it closes one formula and opens the next; the `'` is prose.
+    assert _clean(r"with $x$'$y$ and") == ("with x'y and", ())
+
+
 @pytest.mark.parametrize(
     ("raw", "clean"),
     [
@@ -82,6 +87,10 @@ def test_tex_in_prose_is_converted_whole_and_spacing_macros_are_spaces(
     raw: str, clean: str
 ) -> None:
     assert _clean(raw) == (clean, ())
+
+
+def test_a_prose_formula_ends_before_a_quote_of_the_prose() -> None:
+    assert _clean(r"the \sqrt{n}'s growth") == ("the √n's growth", ())
 
 
 def test_tex_in_prose_that_cannot_be_converted_is_kept_whole() -> None:
@@ -116,3 +125,20 @@ def test_an_mhchem_formula_is_converted_whole_or_kept_whole(
     raw: str, clean: str, kept: tuple[str, ...]
 ) -> None:
     assert _clean(raw) == (clean, kept)
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        # arXiv:2507.16957: LaTeX's verbatim text is the text as typed.
+        (
+            r"we present \verb|CosMomentum|, a public toolkit",
+            "we present CosMomentum, a public toolkit",
+        ),
+        # neurips2018:row0665: `\left( … \right)` typed in prose is one formula.
+        (r"regrets of near-O\left(\log^{2}T\right). This", "regrets of near-O(log²T). This"),
+        (r"a \left( x + y \right) b", "a ( x + y ) b"),
+    ],
+)
+def test_latex_own_verbatim_and_sized_delimiters_in_prose(raw: str, clean: str) -> None:
+    assert _clean(raw) == (clean, ())

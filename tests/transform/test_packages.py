@@ -8,9 +8,9 @@ import pytest
 from curate.transform.clean import clean_text
 from curate.transform.texmath import convert
 from validation import texpackages
-from validation.texpackages import aastex, amsmath, csquotes, mhchem, physics, siunitx
+from validation.texpackages import aastex, amsmath, csquotes, cvpr, mhchem, physics, siunitx
 
-MODULES = (aastex, amsmath, csquotes, mhchem, physics, siunitx)
+MODULES = (aastex, amsmath, csquotes, cvpr, mhchem, physics, siunitx)
 ENTRIES = texpackages.entries()
 
 
@@ -22,8 +22,10 @@ def test_every_package_module_has_its_source_and_entries() -> None:
     assert len(ENTRIES) == sum(len(m.ROWS) for m in MODULES)
 
 
-MATH = [m for m in ENTRIES if m.kind != "quote"]
-TEXT = [m for m in ENTRIES if m.kind == "quote"]
+# Text-mode commands (quotations, abbreviations) are converted in prose; the rest in math.
+TEXT_KINDS = ("quote", "abbreviation")
+MATH = [m for m in ENTRIES if m.kind not in TEXT_KINDS]
+TEXT = [m for m in ENTRIES if m.kind in TEXT_KINDS]
 
 
 @pytest.mark.parametrize("macro", MATH, ids=lambda m: f"{m.package}:{m.example}")
@@ -38,6 +40,13 @@ def test_every_entry_converts_to_what_its_package_prints(macro: texpackages.Macr
 def test_every_text_entry_converts_to_what_its_package_prints(macro: texpackages.Macro) -> None:
     result = clean_text("we call them " + macro.example + " here")
     assert result.text == "we call them " + macro.prints + " here" and result.math_kept == ()
+
+
+def test_an_abbreviation_writes_its_dot_once() -> None:
+    # openreview:1otaE496Vm, neurips2018:row0037 (cvpr.sty's \eg, copied into many papers).
+    assert clean_text(r"tasks, \eg, parsing and \ie. not \etal").text == (
+        "tasks, e.g., parsing and i.e. not et al."
+    )
 
 
 def test_a_quotation_command_keeps_its_words_between_curly_quotes() -> None:
