@@ -272,7 +272,9 @@ def time_adversarial(src: Path, text: str, timeout: float) -> tuple[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus" / "real-dev")
+    shared = Path("/work/shared/corpus/real-dev")  # beside a worktree as beside the checkout
+    corpus = shared if shared.is_dir() else ROOT.parent / "shared" / "corpus" / "real-dev"
+    ap.add_argument("--corpus", type=Path, default=corpus)
     ap.add_argument("--baseline", help="a git revision to compare speed with (e.g. 19169c5)")
     ap.add_argument("--size", type=int, default=24000, help="N of the adversarial inputs")
     ap.add_argument("--timeout", type=float, default=60.0, help="per adversarial input")
