@@ -840,22 +840,23 @@ _CLOSES = {"''": "”", "'": "’"}
 
 
 def _math_quotes(text: str) -> str:
-    """Each quote span a curly quote: `` and ` open, '' and ' close, a `"` opens and the
-    next closes; an opening quote hugs the word after it, a closing one the word before."""
+    """Each quote span a curly quote: `` and ` open, a `"` opens and the next closes, and ''
+    and ' close only a quote opened so (else they are primes: `1.$''$6` is 1.″6); an opening
+    quote hugs the word after it, a closing one the word before."""
     out: list[str] = []
     pos = 0
-    open_double = False
+    opened = {"double": False, "single": False}
     dollars, counted = 0, 0  # `$` before the match: odd inside a formula (`$x$'$y$`)
     for m in _MATH_QUOTE.finditer(text):
         dollars += text.count("$", counted, m.start())
         counted = m.start()
-        if dollars % 2:
+        mark = m.group(1)
+        kind = "single" if mark in ("`", "'") else "double"
+        opens = mark in _OPENS or (mark == '"' and not opened["double"])
+        if dollars % 2 or not (opens or opened[kind]):
             continue
         counted = m.end()  # its own two dollars leave the count even
-        mark = m.group(1)
-        opens = mark in _OPENS or (mark == '"' and not open_double)
-        if mark == '"' or mark == "``" or mark == "''":
-            open_double = opens
+        opened[kind] = opens
         before = text[pos : m.start()]
         if opens:
             lead = " " if before and not before.endswith(("(", "[")) else ""

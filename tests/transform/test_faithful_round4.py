@@ -69,6 +69,11 @@ def test_tex_quotes_between_dollars_are_quotation_marks(raw: str, clean: str) ->
     assert _clean(raw) == (clean, ())
 
 
+def test_primes_between_dollars_are_primes_unless_they_close_a_quote() -> None:
+    # arXiv:2505.16255: `1.$''$6` is 1.6 arcseconds, not a closing quote.
+    assert _clean(r"resolution (1.$''$6 or $\sim28$ pc)") == ("resolution (1.′′6 or ∼28 pc)", ())
+
+
 def test_a_quote_between_two_formulas_is_not_a_quote_span() -> None:
     # `$x$'$y$`: the `$'$` in it closes one formula and opens the next; the `'` is prose.
     assert _clean(r"with $x$'$y$ and") == ("with x'y and", ())
