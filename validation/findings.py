@@ -89,6 +89,9 @@ class Report:
     baselined: int = 0
     # Records the build left out by row policy: {id, file, line, reasons}.
     dropped: list[dict[str, object]] = field(default_factory=list)
+    # The macros of the TeX the build published as it is (`math-kept`): {macro, rows}, the
+    # most frequent first.
+    kept_macros: list[dict[str, object]] = field(default_factory=list)
     # What the threshold checks measured, by measure: the distribution and each threshold
     # (see validation.measures.summarise).
     measures: dict[str, object] = field(default_factory=dict)
@@ -145,4 +148,6 @@ class Report:
             out["measures"] = self.measures
         if self.dropped:
             out["dropped"] = self.dropped
+        if self.kept_macros:
+            out["kept_macros"] = self.kept_macros
         return out

@@ -98,6 +98,10 @@ def facts(
     local = {f.path: n for f, n in zip(files, names, strict=True)}
     published = published_report(report, local)
     published.dropped = dropped
+    published.kept_macros = [
+        {"macro": name, "rows": n}
+        for name, n in sorted(table.kept_macros.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     return Facts(
         settings, template, table, plan, report.records, dropped, source_entries(files, names),
         render_json(published), spool, contract,

@@ -178,6 +178,7 @@ class _Build:
     changelog: str | None  # the newest section: what changed since the previous release
     measures: dict[str, Any]  # what the threshold checks measured, beside their thresholds
     dropped: list[dict[str, Any]]  # the records the build left out: id, file, line, reasons
+    kept_macros: list[dict[str, Any]]  # the macros of the TeX kept as it is: macro, rows
 
 
 @dataclass
@@ -211,10 +212,12 @@ def _read_build(folder: Path) -> _Build:
     summary: dict[str, Any] = {}
     measures: dict[str, Any] = {}
     dropped: list[dict[str, Any]] = []
+    kept_macros: list[dict[str, Any]] = []
     if report_path.is_file():
         data = json.loads(report_path.read_text(encoding="utf-8"))
         findings, summary = data.get("findings", []), data.get("summary", {})
         measures, dropped = data.get("measures", {}), data.get("dropped", [])
+        kept_macros = data.get("kept_macros", [])
     changelog_path = folder / "CHANGELOG.md"
     changelog = None
     if changelog_path.is_file():
@@ -222,7 +225,7 @@ def _read_build(folder: Path) -> _Build:
         sections = re.split(r"(?m)^(?=## )", text)
         newest = next((s for s in sections if s.startswith("## ")), text)
         changelog = newest.strip()
-    return _Build(manifest, files, findings, summary, changelog, measures, dropped)
+    return _Build(manifest, files, findings, summary, changelog, measures, dropped, kept_macros)
 
 
 def _scan_rows(
@@ -373,8 +376,10 @@ def _left_out(
     rows: dict[int, dict[str, Any]],
     texts: dict[str, str],
 ) -> dict[str, Any]:
-    """The rows the build dropped and those it flagged, with their texts."""
+    """The rows the build dropped and those it flagged, with their texts, and the macros of
+    the TeX it kept."""
     return {
+        "kept_macros": build.kept_macros,
         "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
         "dropped_total": len(build.dropped),
         "flagged": [
