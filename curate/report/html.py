@@ -89,12 +89,14 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     for (i, j, n), split in zip([*blocks, (len(aw), len(bw), 0)], [*splits, []], strict=True):
         end_a, end_b = (a_at[i], b_at[j]) if n else (len(a), len(b))
         _gap(a[done_a:end_a], b[done_b:end_b], before, split[0] if split else n, left, right)
-        for k in range(n):  # matched words, and the whitespace between them compared
-            if k:
+        first = 0  # matched words, in runs between the whitespace that differs
+        for k in [*split, n] if n else []:
+            same = html.escape("".join(a[a_at[i + first] : a_at[i + k - 1] + 1]))
+            left.append(same)
+            right.append(same)
+            if k < n:
                 _marked([a[a_at[i + k] - 1]], [b[b_at[j + k] - 1]], left, right)
-            word = html.escape(a[a_at[i + k]])
-            left.append(word)
-            right.append(word)
+            first = k
         if n:
             done_a, done_b = a_at[i + n - 1] + 1, b_at[j + n - 1] + 1
             before = n - split[-1] if split else n
