@@ -42,9 +42,10 @@ class Settings:
 
     checks: Config = field(default_factory=Config)
     near_duplicates: str = "merge"
-    # Which record of a duplicate group survives: the first in file/line order, the longest
-    # text, or one from a file the previous release was built from (so a new file never takes
-    # an old record over); the first among equals.
+    # Which record of a duplicate group survives, never by its place in the files: the copy
+    # the previous release kept, else the first by content ("first"); the longest text; or
+    # the published copy, then one of a file the previous release was built from (so a new
+    # file never takes an old record over).
     keep: str = "first"
     version: str = "1.0.0"
     # What the dataset is: nothing by default, so that no build carries another dataset's

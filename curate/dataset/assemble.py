@@ -30,7 +30,7 @@ import pyarrow.ipc as ipc
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
 from curate.dataset.manifest import row_digests
-from curate.dataset.table import TEXT, Contract, check_rows
+from curate.dataset.table import SOURCE_ID, TEXT, Contract, check_rows
 from curate.dataset.writers import DataFile, TableWriter
 from curate.dedupe.plan import Plan
 from curate.dedupe.policy import RowPolicy
@@ -51,6 +51,13 @@ HEX = "0123456789abcdef"
 # a million rows) or a 256th of it.
 FINE_BUCKETS_FROM = 250_000
 DIGEST = "_row_sha256"
+# Where each occurrence of a row is in its file, in the order of `sources`: kept apart from the
+# table (see `curate.dataset.table.SOURCE_TYPE`), written beside it for the report and the diff.
+PLACES = "_places"
+PLACES_TYPE = pa.list_(
+    pa.struct([("file", pa.string()), ("line", pa.int32()), ("row", pa.int32())])
+)
+POSITIONS_SCHEMA = pa.schema([("id", pa.string()), ("sources", PLACES_TYPE)])
 BUCKET_SPANS = b"curate.buckets"  # a task file's metadata: bucket -> [first batch, batches]
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
@@ -129,8 +136,8 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
     rows: list[dict[str, Any]] = []
     for path, spooled, lines, todo in task.parts:
         spool = read_spool(Path(spooled))
-        picked = spool.take(pa.array([ri for ri, _, _, _ in todo], pa.int64())).to_pylist()
-        for row, (ri, rid, sources, flags) in zip(picked, todo, strict=True):
+        picked = spool.take(pa.array([t[0] for t in todo], pa.int64())).to_pylist()
+        for row, (ri, rid, sources, flags, places) in zip(picked, todo, strict=True):
             if not row.pop(MADE) or row["id"] != rid:
                 raise RuntimeError(
                     f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the "
@@ -142,12 +149,16 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
             # filters or renders such rows by this flag.
             row["flags"] = sorted({*flags, "math-kept"}) if spans else flags
             row["sources"] = sources
+            if SOURCE_ID in task.contract.descriptions:
+                row[SOURCE_ID] = sources[0].get(SOURCE_ID)
+            row[PLACES] = [{"file": s["file"], **p} for s, p in zip(sources, places, strict=True)]
         rows += picked
     if not rows:
         return kept
     check_rows(rows, task.contract)
     table = pa.Table.from_pylist(rows, schema=task.contract.schema)
     table = table.append_column(DIGEST, pa.array(row_digests(table), pa.string()))
+    table = table.append_column(PLACES, pa.array([r[PLACES] for r in rows], PLACES_TYPE))
     # One file per task, its rows grouped by bucket, and the record batches of each bucket
     # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
     # filtered once per bucket: 256 passes over every task's rows cost more than making them,
@@ -216,11 +227,14 @@ def assemble(
     engine: Engine = SERIAL,
     say: Say = lambda _m: None,
     contract: Contract = TEXT,
+    positions: Path | None = None,
 ) -> Assembled:
     """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
     survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
     it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
-    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows')."""
+    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows').
+    ``positions``, if given, gets each row's id and the line and row of each of its sources,
+    in the table's order."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     kept: list[Finding] = []
@@ -241,7 +255,7 @@ def assemble(
                 say(f"assembled {done + 1} tasks of rows")
         say(f"assembled {total} rows")
         cleaned = time.perf_counter()
-        result = _write_buckets(tmp, writer, buckets, contract.schema)
+        result = _write_buckets(tmp, writer, buckets, contract.schema, positions)
         result.math_kept = kept
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
@@ -251,14 +265,25 @@ def assemble(
 
 
 def _write_buckets(
-    tmp: Path, open_writer: Callable[[], TableWriter], buckets: list[str], schema: pa.Schema
+    tmp: Path,
+    open_writer: Callable[[], TableWriter],
+    buckets: list[str],
+    schema: pa.Schema,
+    positions: Path | None,
 ) -> Assembled:
     """Hand the writer the buckets in id order; each bucket is read from every task's file and
     sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
+    import pyarrow.parquet as pq
+
     result = Assembled()
     digest = hashlib.sha256()
     writer = open_writer()
     with contextlib.ExitStack() as stack:
+        places = (
+            stack.enter_context(pq.ParquetWriter(positions, POSITIONS_SCHEMA, compression="zstd"))
+            if positions is not None
+            else None
+        )
         stack.callback(lambda: writer.abort() if not result.files else None)
         # Every task file stays open, read (not mapped: pages of a map count as memory while it
         # is open) a bucket's batches at a time, in the order of the tasks.
@@ -285,7 +310,11 @@ def _write_buckets(
                 chunk = table.take(order[start : start + BATCH_ROWS])
                 for d in chunk.column(DIGEST).to_pylist():
                     digest.update(d.encode())
-                chunk = chunk.drop_columns([DIGEST]).cast(schema)
+                if places is not None:
+                    places.write_table(
+                        pa.table([chunk.column("id"), chunk.column(PLACES)], POSITIONS_SCHEMA)
+                    )
+                chunk = chunk.drop_columns([DIGEST, PLACES]).cast(schema)
                 _collect_stats(result, chunk)
                 writer.write(chunk)
             del table, order, ids

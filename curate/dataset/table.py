@@ -5,7 +5,8 @@ with, the pandera schema its rows are checked against before writing, the Huggin
 ``Features`` in the card and the Croissant fields are all generated from it, so they can never
 disagree about a column. A build of tabular sources publishes a :class:`Contract` that adds to
 it, from the same declarations: the extra columns its field mapping carries
-(``[tool.curate.mapping]``), and each occurrence's row and source id in ``sources``.
+(``[tool.curate.mapping]``) with ``source_id`` when it names an ``id``, and each occurrence's
+source id in ``sources``.
 
 The rows are checked as :mod:`validation.schema` checks the parsed records: the same rules are
 first evaluated in plain Python over the rows, which only proves "nothing to report"; where a
@@ -31,10 +32,12 @@ if TYPE_CHECKING:
 
     from validation.config import Config
 
+# An occurrence names its file, never its place in it (line, row): a source whose records are
+# only reordered gives the same table, byte for byte. The places are the build's
+# (`curate.dataset.manifest.POSITIONS`, beside the release), for the report and the diff.
 SOURCE_TYPE = pa.struct(
     [
         pa.field("file", pa.string(), nullable=False),
-        pa.field("line", pa.int32(), nullable=False),
         pa.field("header", pa.string()),
         pa.field("header_language", pa.string()),
         pa.field("match", pa.string(), nullable=False),
@@ -117,8 +120,9 @@ COLUMNS: list[Column] = [
     ),
     Column(
         "sources", pa.list_(SOURCE_TYPE),
-        "Every occurrence of this abstract in the drops: file, line, header, header language, "
-        "match (original, exact or near) and, for near-duplicates, the Jaccard similarity.",
+        "Every occurrence of this abstract in the drops, the kept one first, the others in the "
+        "order of their content: file, header, header language, match (original, exact or "
+        "near) and, for near-duplicates, the Jaccard similarity.",
         check=(_sources_ok, "sources must start with the original"),
     ),
 ]  # fmt: skip
@@ -130,9 +134,9 @@ MATCH_KINDS = ("original", "exact", "near")
 # What each occurrence of a record from a tabular source adds in `sources`; a build of text
 # drops alone keeps the struct above, and its releases' schema.
 TABULAR_SOURCE_FIELDS = (
-    pa.field("row", pa.int32()),  # CSV: the data row; Parquet, Arrow: the row (also `line`)
     pa.field("source_id", pa.string()),  # the id the source gives the record (mapped `id`)
 )
+SOURCE_ID = "source_id"  # the column of the kept occurrence's own id, when the mapping names one
 # The Arrow type of an extra column, by the name `[tool.curate.mapping]` declares it with.
 EXTRA_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -199,7 +203,23 @@ def contract_for(config: Config, tabular: bool) -> Contract:
             if column.field not in named:
                 named.append(column.field)
     extra = tuple(extra_column(n, k, fields[n]) for n, k in extra_columns(config.mapping))
+    ids = list(dict.fromkeys(e.id for e in config.mapping.values() if e.id is not None))
+    if ids:
+        extra = (source_id_column(ids), *(c for c in extra if c.name != SOURCE_ID))
     return _contract(extra, tabular)
+
+
+def source_id_column(fields: list[str]) -> Column:
+    """The record's own id, as its source gives it: the key a user joins releases on (the
+    table's `id` is a hash of the text, so an edit changes it; this does not)."""
+    named = ", ".join(f"`{f}`" for f in fields)
+    return Column(
+        SOURCE_ID, pa.string(),
+        f"The id the sources give the record (their field {named}, as text), of the occurrence "
+        "kept when several merged into this row (`sources` has every one's); null for a record "
+        "without one.",
+        nullable=True,
+    )  # fmt: skip
 
 
 @functools.cache
@@ -212,8 +232,8 @@ def _contract(extra: tuple[Column, ...], tabular: bool) -> Contract:
         columns = [
             replace(
                 c, type=sources,
-                description=c.description[:-1] + "; from a tabular source also its row and "
-                "the id the source gives it.",
+                description=c.description[:-1] + "; from a tabular source also the id the "
+                "source gives it.",
             ) if c.name == "sources" else c
             for c in columns
         ]  # fmt: skip
@@ -421,9 +441,9 @@ def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> 
     for case in cases.itertuples(index=False):
         where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])
         if case.index is not None and not pd.isna(case.index):
-            sources = rows[int(case.index)].get("sources") or []
-            if sources:  # a row whose sources are broken has no place to point at
-                where.append(f"{sources[0]['file']}:{sources[0]['line']}")
+            places = rows[int(case.index)].get("_places") or []  # see dataset.assemble
+            if places:  # a row whose sources are broken has no place to point at
+                where.append(f"{places[0]['file']}:{places[0]['line']}")
     what = []
     for (column, check, value), where in list(seen.items())[:shown]:
         at = f" ({where[0]}{' and more rows' if len(where) > 1 else ''})" if where else ""

@@ -223,11 +223,22 @@ def check_folder(folder: str | Path) -> LocalRelease:
     problems = _check_parquet(files, manifest) + _check_croissant(files)
     if problems:
         raise PublishError(f"{folder} is not a sound release: " + "; ".join(problems))
+    manifest_bytes = published_manifest(manifest, manifest_bytes)
     sha = hashlib.sha256(manifest_bytes).hexdigest()
     files[MANIFEST] = LocalFile(
         MANIFEST, sha, len(manifest_bytes), git_blob_oid(manifest_bytes), manifest_bytes
     )
     return LocalRelease(folder, manifest, files)
+
+
+def published_manifest(manifest: dict[str, Any], data: bytes) -> bytes:
+    """The manifest as uploaded: without ``local_files``, the hashes of the files that stay
+    beside the build (its page, the places of its records), which change when the sources are
+    only reordered; a release that does not change is then the same bytes on the Hub."""
+    if "local_files" not in manifest:
+        return data
+    kept = {k: v for k, v in manifest.items() if k != "local_files"}
+    return (json.dumps(kept, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def _read_manifest(folder: Path) -> tuple[dict[str, Any], bytes]:

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from jinja2 import Environment
 from markupsafe import Markup
 
-from curate.dataset.manifest import REPORT_HTML
+from curate.dataset.manifest import POSITIONS, REPORT_HTML
 from curate.io import sha256_file
 from curate.report.charts import COLOURS, bar_chart, length_chart
 from validation.measures import percentile
@@ -47,7 +47,7 @@ class ReportError(Exception):
 
 @dataclass
 class Member:
-    where: str  # file:line
+    where: str  # file:line, and the source's own id
     match: str  # original, exact or near
     similarity: float | None
     text: str | Markup | None  # the record as found (its differences marked), if at hand
@@ -264,10 +264,11 @@ class _Scan:
 
     word_counts: list[int]
     languages: Counter[str]
-    clusters: list[tuple[int, list[dict[str, Any]]]]  # (row, its sources), rows of several
+    clusters: list[tuple[int, list[dict[str, Any]], str]]  # (row, its sources, id): several
     changed: list[int]  # rows whose abstract differs from its raw text, if asked for
     rows: int
-    flagged: list[tuple[int, list[str], str]] = field(default_factory=list)  # (row, flags, where)
+    # (row, flags, its first source, id) of the first rows kept with a flag
+    flagged: list[tuple[int, list[str], list[dict[str, Any]], str]] = field(default_factory=list)
     flagged_total: int = 0
 
 
@@ -306,7 +307,7 @@ def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
     """One pass in batches keeps memory flat; the texts of the few rows shown are read in a
     second pass."""
     out = _Scan([], Counter(), [], [], 0)
-    columns = ["language", "word_count", "sources", "flags"]
+    columns = ["id", "language", "word_count", "sources", "flags"]
     if find_changed:
         columns += ["abstract", "abstract_raw"]
     row = 0
@@ -327,32 +328,75 @@ def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
             if room > 0 and len(with_flags):
                 take = with_flags[:room].tolist()
                 firsts = batch.column("sources").take(take).to_pylist()
+                ids = batch.column("id").take(take).to_pylist()
                 out.flagged += [
-                    (row + k, f, f"{src[0]['file']}:{src[0]['line']}")
-                    for k, f, src in zip(take, flags.take(take).to_pylist(), firsts, strict=True)
+                    (row + k, f, src[:1], i)
+                    for k, f, src, i in zip(
+                        take, flags.take(take).to_pylist(), firsts, ids, strict=True
+                    )
                 ]
             n_sources = pc.list_value_length(batch.column("sources")).to_pylist()
             multi = [k for k, n in enumerate(n_sources) if n > 1]
             if multi:
                 occ = batch.column("sources").take(multi).to_pylist()
-                out.clusters += [(row + k, o) for k, o in zip(multi, occ, strict=True)]
+                ids = batch.column("id").take(multi).to_pylist()
+                out.clusters += [(row + k, o, i) for k, o, i in zip(multi, occ, ids, strict=True)]
             row += batch.num_rows
     out.rows = row
-    out.clusters.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[1][0]["line"]))
+    out.clusters.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[2]))
     return out
 
 
+def _placed(folder: Path, scan: _Scan) -> None:
+    """The line of each occurrence the page shows, from the positions the build wrote beside
+    the table (the table names files, not places); without them, an occurrence is its file
+    and the id its source gives it."""
+    wanted = {c[2] for c in scan.clusters[:CLUSTER_LIMIT]} | {f[3] for f in scan.flagged}
+    places: dict[str, list[dict[str, Any]]] = {}
+    path = folder / POSITIONS
+    if wanted and path.is_file():
+        table = pq.read_table(path)
+        table = table.filter(pc.is_in(table.column("id"), pa.array(sorted(wanted))))
+        places = dict(zip(table.column("id").to_pylist(), table.column("sources").to_pylist(),
+                          strict=True))  # fmt: skip
+
+    def at(sources: list[dict[str, Any]], rid: str) -> list[dict[str, Any]]:
+        found = places.get(rid) or []
+        lines = [p["line"] for p in found] if len(found) == len(sources) else [None] * len(sources)
+        return [{**s, "line": line} for s, line in zip(sources, lines, strict=True)]
+
+    scan.clusters = [(r, at(occ, rid), rid) for r, occ, rid in scan.clusters]
+    scan.flagged = [(r, f, at(src, rid), rid) for r, f, src, rid in scan.flagged]
+
+
+def _texts_wanted(
+    clusters: list[tuple[int, list[dict[str, Any]], str]], dropped: list[dict[str, Any]]
+) -> set[tuple[str, int]]:
+    """The (file, line) of the records whose text the page shows and the table has not: the
+    merged copies of the clusters shown (where their lines are known) and the dropped rows."""
+    merged = {(s["file"], s["line"]) for _, occ, _ in clusters for s in occ[1:] if s["line"]}
+    return merged | {(d["file"], d["line"]) for d in dropped}
+
+
+def _where(source: dict[str, Any]) -> str:
+    """``file:line`` (the file alone when the line is not known), and the id the source
+    gives the record, which names it better than a line that moves when the file is sorted."""
+    where = source["file"] + (f":{source['line']}" if source.get("line") is not None else "")
+    own = source.get("source_id")
+    return f"{where} (id {own})" if own else where
+
+
 def _clusters(
-    shown: list[tuple[int, list[dict[str, Any]]]],
+    shown: list[tuple[int, list[dict[str, Any]], str]],
     rows: dict[int, dict[str, Any]],
     texts: dict[str, str],
 ) -> list[dict[str, Any]]:
     clusters = []
-    for i, occurrences in shown:
+    for i, occurrences, _ in shown:
         kept = rows[i]["abstract_raw"]
         members = []
         for k, s in enumerate(occurrences):
-            where = f"{s['file']}:{s['line']}"
+            where = _where(s)
             text = kept if k == 0 else texts.get(where)
             # A merged copy shows where it differs from the kept text (<ins>: its own words).
             shown_text = text if k == 0 or text is None else _diff(kept, text)[1]
@@ -406,8 +450,13 @@ def _left_out(
         "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
         "dropped_total": len(build.dropped),
         "flagged": [
-            {"id": rows[i]["id"], "flags": f, "where": where, "text": rows[i]["abstract_raw"]}
-            for i, f, where in scan.flagged
+            {
+                "id": rows[i]["id"],
+                "flags": f,
+                "where": _where(src[0]),
+                "text": rows[i]["abstract_raw"],
+            }
+            for i, f, src, _ in scan.flagged
         ],
         "flagged_total": scan.flagged_total,
     }
@@ -451,16 +500,16 @@ def collect(
     build = _read_build(folder)
     manifest, summary = build.manifest, build.summary
     scan = _scan_rows(build.files, changed is None)
+    _placed(folder, scan)
     clusters_shown = scan.clusters[:CLUSTER_LIMIT]
     if changed is None:
         changed = scan.changed
     step = max(1, len(changed) // CLEANED_SAMPLE)
     sampled = [int(i) for i in changed[::step][:CLEANED_SAMPLE]]
-    flagged_rows = {i for i, _, _ in scan.flagged}
-    rows = _rows(build.files, {i for i, _ in clusters_shown} | set(sampled) | flagged_rows)
+    flagged_rows = {i for i, _, _, _ in scan.flagged}
+    rows = _rows(build.files, {i for i, _, _ in clusters_shown} | set(sampled) | flagged_rows)
     dropped = build.dropped[:DROPPED_LIMIT]
-    merged_copies = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
-    wanted = merged_copies | {(d["file"], d["line"]) for d in dropped}
+    wanted = _texts_wanted(clusters_shown, dropped)
     if not wanted:
         texts = {}
     elif record_texts is not None:
