@@ -176,6 +176,22 @@ class Contract:
     def pandera(self) -> Any:
         return _pandera_schema(self.columns)
 
+    def named(self, text_column: str = "abstract", noun: str = "abstract") -> Contract:
+        """The table as published: the text columns named ``text_column`` and
+        ``text_column``_raw, the descriptions calling a record ``noun``. The build makes and
+        checks its rows under the names of :data:`COLUMNS` and renames them as it writes."""
+        if (text_column, noun) == ("abstract", "abstract"):
+            return self
+        names = {"abstract": text_column, "abstract_raw": f"{text_column}_raw"}
+
+        def words(text: str) -> str:
+            return text.replace("`abstract`", f"`{text_column}`").replace("abstract", noun)
+
+        return Contract(
+            tuple(replace(c, name=names.get(c.name, c.name), description=words(c.description))
+                  for c in self.columns)
+        )  # fmt: skip
+
 
 TEXT = Contract(tuple(COLUMNS))  # the table of a build of text drops alone
 
@@ -191,9 +207,11 @@ def extra_column(name: str, kind: str, fields: list[str]) -> Column:
     )  # fmt: skip
 
 
-def contract_for(config: Config, tabular: bool) -> Contract:
+def contract_for(config: Config, tabular: bool, headers: bool = True) -> Contract:
     """The table of a build with these checks' settings (their field mapping's extra columns)
-    and, if ``tabular``, a source that is not a text drop."""
+    and, if ``tabular``, a source that is not a text drop; ``headers``: a text drop too. The
+    venue and year columns say where their values came from: a drop's header, the mapped
+    fields, the mapping's defaults."""
     from validation.mapping import extra_columns
 
     fields: dict[str, list[str]] = {}
@@ -203,10 +221,37 @@ def contract_for(config: Config, tabular: bool) -> Contract:
             if column.field not in named:
                 named.append(column.field)
     extra = tuple(extra_column(n, k, fields[n]) for n, k in extra_columns(config.mapping))
+    languages = [f"`{e.language}`" for e in config.mapping.values() if e.language is not None]
+    language = DESCRIPTIONS["language"]
+    if languages:
+        language = (
+            f"Language of the abstract (ISO 639-1): from the source's field "
+            f"{' or '.join(dict.fromkeys(languages))}, else by script or langdetect."
+        )
     ids = list(dict.fromkeys(e.id for e in config.mapping.values() if e.id is not None))
     if ids:
         extra = (source_id_column(ids), *(c for c in extra if c.name != SOURCE_ID))
-    return _contract(extra, tabular)
+    origins = (_origin("venue", config, headers), _origin("year", config, headers), language)
+    return _contract(extra, tabular, origins if tabular else ())
+
+
+def _origin(what: str, config: Config, headers: bool) -> str:
+    """Where the ``what`` (venue or year) of a row came from, as its column's description."""
+    mapped = list(dict.fromkeys(getattr(e, what) for e in config.mapping.values()))
+    defaults = list(dict.fromkeys(getattr(e, f"default_{what}") for e in config.mapping.values()))
+    ways = ["named by the text drop's header"] if headers else []
+    named = [f"`{f}`" for f in mapped if f is not None]
+    if named:
+        ways.append(f"from the source's field {' or '.join(named)}")
+    given = [repr(d) if isinstance(d, str) else str(d) for d in defaults if d is not None]
+    if given:
+        ways.append(
+            f"else {' or '.join(given)} (the field mapping's `default_{what}`)" if named
+            else f"{' or '.join(given)}, as the field mapping's `default_{what}` says"
+        )  # fmt: skip
+    if not ways:
+        return f"{what.capitalize()}: null, as no source names one (map a field to `{what}`)."
+    return f"{what.capitalize()} of the record, {'; '.join(ways)}; null where none applies."
 
 
 def source_id_column(fields: list[str]) -> Column:
@@ -223,10 +268,13 @@ def source_id_column(fields: list[str]) -> Column:
 
 
 @functools.cache
-def _contract(extra: tuple[Column, ...], tabular: bool) -> Contract:
+def _contract(extra: tuple[Column, ...], tabular: bool, origins: tuple[str, ...] = ()) -> Contract:
     if not extra and not tabular:
         return TEXT
     columns = list(COLUMNS)
+    if origins:
+        described = dict(zip(("venue", "year", "language"), origins, strict=True))
+        columns = [replace(c, description=described.get(c.name, c.description)) for c in columns]
     if tabular:
         sources = pa.list_(pa.struct([*SOURCE_TYPE, *TABULAR_SOURCE_FIELDS]))
         columns = [

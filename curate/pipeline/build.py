@@ -50,7 +50,7 @@ from curate.scan.run import Rows
 from curate.settings import Settings
 from curate.transform.rows import Cleaning, raw_texts
 from validation.corpus import RecordIndex
-from validation.findings import Report, Severity
+from validation.findings import Report, Severity, count
 from validation.runner import counts
 
 Progress = Callable[[str], None]
@@ -127,7 +127,9 @@ def build(
     """
     say = progress or (lambda _msg: None)
     request = _request(paths, out, settings, version, previous, template, say)
-    checked = on_file or ((lambda p, n: say(f"checked {p} ({n} records)")) if verbose else None)
+    checked = on_file or (
+        (lambda p, n: say(f"checked {p} ({count(n, 'record')})")) if verbose else None
+    )
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
     try:
@@ -138,17 +140,15 @@ def build(
             run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
             # The table's columns: the mapping's extra ones, and a row and source id in
             # `sources` once a source is not a text drop.
-            contract = contract_for(settings.checks, any(f != "text" for f in run.formats))
+            contract = contract_for(
+                settings.checks, any(f != "text" for f in run.formats),
+                headers=any(f == "text" for f in run.formats),
+            )  # fmt: skip
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
-            ids = [i for f in run.files for i in f.ids]
-            prefer = survivor_preference(settings.keep, run, request.previous, decision.pairs)
-            groups = plan(ids, decision.pairs, merge_near=settings.near_duplicates == "merge",
-                          prefer=prefer)  # fmt: skip
+            groups = _plan(run, decision, settings, request.previous, say)
             timings["validate (wall)"] = validated - started
             timings["dedupe plan"] = time.perf_counter() - validated
-            say(f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
-                "duplicates merged")  # fmt: skip
             table = _assemble(
                 run, groups, decision, settings, runner, stage, say, contract, spool / POSITIONS
             )
@@ -157,11 +157,11 @@ def build(
             described = time.perf_counter()
             version, manifest, diff = _describe(
                 stage, request, settings, run, groups, decision, table, report, spool.name,
-                version, say, contract,
+                version, say, _published(contract, settings),
             )  # fmt: skip
             local = _local_file(stage, spool / POSITIONS)
             if settings.rejected:
-                local |= _write_rejected(stage, run, decision)
+                local |= _write_rejected(stage, run, decision, settings)
             _write_page(stage, manifest, run, table, spool, local)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
     finally:
@@ -241,9 +241,9 @@ def _validate(
         rows=Rows(spool, cleaning), **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
-    say(f"validated {len(run.files)} files, {report.records} records")
+    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
     if report.errors:
-        raise BuildRefused(f"validation found {len(report.errors)} errors", report)
+        raise BuildRefused(f"validation found {count(len(report.errors), 'error')}", report)
     return run
 
 
@@ -260,12 +260,36 @@ def _decide(run: ValidationRun, settings: Settings, say: Progress) -> _Decision:
     policy, dropped = decide_rows(report, run.files, run.names, settings.row_policy)
     if policy.dropped:
         pairs = policy.keeps(pairs, [i for f in run.files for i in f.ids])
-        say(f"row policy: {len(dropped)} records dropped")
+        say(f"row policy: {count(len(dropped), 'record')} dropped")
     return _Decision(pairs, policy, dropped)
 
 
+def _plan(
+    run: ValidationRun,
+    decision: _Decision,
+    settings: Settings,
+    previous: release.Release | None,
+    say: Progress,
+) -> Plan:
+    """Each record's survivor: exact and (with ``merge``) near duplicates grouped, the
+    survivor of each group chosen by :func:`survivor_preference`."""
+    ids = [i for f in run.files for i in f.ids]
+    prefer = survivor_preference(
+        settings.keep, run, previous, decision.pairs, f"{settings.text_column}_raw"
+    )
+    merge_near = settings.near_duplicates == "merge"
+    groups = plan(ids, decision.pairs, merge_near=merge_near, prefer=prefer)
+    say(f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
+        "duplicates merged")  # fmt: skip
+    return groups
+
+
 def survivor_preference(
-    keep: str, run: ValidationRun, previous: release.Release | None, pairs: list[NearPair]
+    keep: str,
+    run: ValidationRun,
+    previous: release.Release | None,
+    pairs: list[NearPair],
+    raw_column: str = "abstract_raw",
 ) -> np.ndarray:
     """How much each record is preferred as its duplicate group's survivor (higher first), so
     that the survivor never depends on where the records are in their files.
@@ -276,7 +300,8 @@ def survivor_preference(
     built from), then the copy the previous release published (the same id, raw text and
     file; the same id and raw text; the same id), then their
     content: the smaller id, the smaller raw text, the file's name, the source's own id. Two
-    records equal in all of that give the same row.
+    records equal in all of that give the same row. ``raw_column`` is the previous release's
+    raw text column (``text_column``_raw).
     """
     counts: dict[str, int] = {}
     ids = [i for f in run.files for i in f.ids]
@@ -310,7 +335,7 @@ def survivor_preference(
         f, rid, text = run.files[fi], ids[g], raw[g]
         own = f.source_ids[ri] if f.source_ids is not None else None
         published = rows.get(rid) or {}
-        same = published.get("abstract_raw") == text
+        same = published.get(raw_column) == text
         kept = (published.get("sources") or [{}])[0].get("file") == run.names[fi]
         stable = (not (same and kept), not same, not published)
         if keep == "longest":
@@ -344,9 +369,11 @@ def _assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
             settings.math,
             lambda: open_writer(
-                DEFAULT_WRITER, stage, **_layout(settings), schema=contract.schema
+                DEFAULT_WRITER, stage, **_layout(settings),
+                schema=_published(contract, settings).schema,
             ),
             scratch=stage, engine=runner, say=say, contract=contract, positions=positions,
+            published=_published(contract, settings).schema.names,
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
@@ -437,8 +464,14 @@ def _over_held(request: _Request, chosen: str, manifest: dict[str, Any]) -> None
         )
 
 
+def _published(contract: Contract, settings: Settings) -> Contract:
+    """The table as its readers see it: the text columns by ``text_column``, the
+    descriptions by ``noun``."""
+    return contract.named(settings.text_column, settings.noun[0])
+
+
 def _write_rejected(
-    stage: Path, run: ValidationRun, decision: _Decision
+    stage: Path, run: ValidationRun, decision: _Decision, settings: Settings
 ) -> dict[str, dict[str, Any]]:
     """rejected.parquet: every record the row policies dropped, with its reasons and its raw
     text (from the spool), in the order of the report's list; returns its local_files entry."""
@@ -452,7 +485,9 @@ def _write_rejected(
             "file": [d["file"] for d in decision.dropped],
             "line": pa.array([d["line"] for d in decision.dropped], pa.int32()),
             "reasons": [d["reasons"] for d in decision.dropped],
-            "abstract_raw": [texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped],
+            f"{settings.text_column}_raw": [
+                texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped
+            ],
         }
     )
     path = stage / REJECTED

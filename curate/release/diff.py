@@ -277,7 +277,8 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
         columns = [c for c in a if c in b and _same(c, a[c]) != _same(c, b[c])]
         if not columns:
             continue
-        shown = next((c for c in ("abstract", "abstract_raw", "text") if c in columns), columns[0])
+        text = _text_column(a)
+        shown = next((c for c in (text, f"{text}_raw") if c in columns), columns[0])
         before, after = change_excerpt(a.get(shown), b.get(shown))
         diff.changed.append(RowChange(key, columns, before, after))
     for rows, keys in (
@@ -307,7 +308,8 @@ WORD_CONTEXT = 4  # words shown around each change of a word diff
 
 
 def _raw(row: dict[str, Any]) -> str:
-    value = row.get("abstract_raw", row.get(_text_column(row)))
+    text = _text_column(row)
+    value = row.get(f"{text}_raw", row.get(text))
     return value if isinstance(value, str) else _one_line(value)
 
 

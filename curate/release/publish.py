@@ -41,6 +41,7 @@ from curate.errors import ReleaseUsageError
 from curate.release import hub
 from curate.release.load import latest_tag, manifest_key_problem
 from curate.release.versions import SEMVER, parse_version
+from validation.findings import count
 
 IGNORED_REMOTE = {".gitattributes"}  # created by the Hub with the repository
 
@@ -444,9 +445,10 @@ def publish(
     if built_for and built_for != repo_id:
         raise PublishError(
             f"{local.folder} was built for {built_for} (its card and Croissant file name it); "
-            f"set repo_id = {repo_id!r} in [tool.curate] and rebuild, or publish to {built_for}"
+            f"set repo_id = {repo_id!r} in the settings and rebuild, or publish to {built_for}"
         )
-    say(f"{local.folder}: v{local.version}, {len(local.files)} files checked against {MANIFEST}")
+    checked = count(len(local.files), "file")
+    say(f"{local.folder}: v{local.version}, {checked} checked against {MANIFEST}")
 
     with hub.connection(f"publishing to {repo_id}"):
         return _publish(local, repo_id, private, dry_run, token, say, sleep)
@@ -489,7 +491,7 @@ def _publish(
     total = sum(f.size for f in local.files.values())
     result.plan = [
         *([plan_repo] if plan_repo else []),
-        f"upload {len(local.files)} files ({_size(total)}) in one commit {message!r}"
+        f"upload {count(len(local.files), 'file')} ({_size(total)}) in one commit {message!r}"
         + (f" on top of main@{head[:12]}" if head else ""),
         *[f"  {f.path}  {_size(f.size)}  sha256 {f.sha256[:16]}" for f in local.files.values()],
         *[f"delete {path} (not in this release)" for path in stale],
@@ -513,7 +515,7 @@ def _publish(
 
     sha = _commit(session, local, head, stale, message)
     result.commit = sha
-    say(f"committed {len(local.files)} files to {repo_id}: {sha[:12]} {message!r}")
+    say(f"committed {count(len(local.files), 'file')} to {repo_id}: {sha[:12]} {message!r}")
     _tag(session, local, sha)
     result.action = "published"
     say(f"tagged {sha[:12]} as {local.tag}")

@@ -53,21 +53,118 @@ class Member:
     text: str | Markup | None  # the record as found (its differences marked), if at hand
 
 
+# What one diff may cost is bounded, so that the page's cost grows with the records it shows and
+# not with the square of their length. Aligning words costs the pairs of equal words the two
+# texts hold (each word's count in one times its count in the other): above DIFF_PAIRS, only the
+# words the texts begin and end with in common are matched, and the words between are aligned
+# only if they are within the bound. A gap of more than GAP_TOKENS tokens between matched words
+# is marked as one replacement.
+DIFF_PAIRS = 250_000
+GAP_TOKENS = 400
+_TOKEN = re.compile(r"\S+|\s+")
+
+
 def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
-    """Raw and clean text with what the cleaner removed and added marked, word by word."""
-    a, b = re.findall(r"\S+|\s+", raw), re.findall(r"\S+|\s+", clean)
-    left, right = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        old, new = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
-        if op == "equal":
-            left.append(old)
-            right.append(new)
-        else:
-            if old:
-                left.append(f"<del>{old}</del>")
-            if new:
-                right.append(f"<ins>{new}</ins>")
+    """Raw and clean text with what the cleaner removed and added marked, word by word.
+
+    The texts are aligned on their words alone; the whitespace runs between them are compared
+    after, within the gaps the words leave. Aligning the whitespace runs as tokens of their own
+    made every run a candidate match for every other, which cost the product of the two
+    lengths; the marks are those of that alignment."""
+    a, b = _TOKEN.findall(raw), _TOKEN.findall(clean)
+    a_at = [k for k, t in enumerate(a) if not t.isspace()]
+    b_at = [k for k, t in enumerate(b) if not t.isspace()]
+    aw, bw = [a[k] for k in a_at], [b[k] for k in b_at]
+    left: list[str] = []
+    right: list[str] = []
+    blocks = _word_blocks(aw, bw)
+    # Where the whitespace inside a run of matched words differs, a match of tokens would have
+    # ended: the runs of tokens at each end of a run of words, which decide whose the
+    # whitespace around a gap is.
+    splits = [
+        [k for k in range(1, n) if a[a_at[i + k] - 1] != b[b_at[j + k] - 1]] for i, j, n in blocks
+    ]
+    done_a = done_b = 0  # tokens written so far
+    before = 0  # the run of tokens that ends before the gap
+    for (i, j, n), split in zip([*blocks, (len(aw), len(bw), 0)], [*splits, []], strict=True):
+        end_a, end_b = (a_at[i], b_at[j]) if n else (len(a), len(b))
+        _gap(a[done_a:end_a], b[done_b:end_b], before, split[0] if split else n, left, right)
+        first = 0  # matched words, in runs between the whitespace that differs
+        for k in [*split, n] if n else []:
+            same = html.escape("".join(a[a_at[i + first] : a_at[i + k - 1] + 1]))
+            left.append(same)
+            right.append(same)
+            if k < n:
+                _marked([a[a_at[i + k] - 1]], [b[b_at[j + k] - 1]], left, right)
+            first = k
+        if n:
+            done_a, done_b = a_at[i + n - 1] + 1, b_at[j + n - 1] + 1
+            before = n - split[-1] if split else n
     return Markup("".join(left)), Markup("".join(right))
+
+
+def _word_blocks(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
+    """The matched runs of words, (start in a, start in b, length), in order."""
+    if _pairs(a, b) <= DIFF_PAIRS:
+        return [m for m in difflib.SequenceMatcher(None, a, b, False).get_matching_blocks() if m[2]]
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
+    middle = _word_blocks(a_mid, b_mid) if _pairs(a_mid, b_mid) <= DIFF_PAIRS else []
+    blocks = [(head + i, head + j, n) for i, j, n in middle]
+    if head:
+        blocks.insert(0, (0, 0, head))
+    if tail:
+        blocks.append((len(a) - tail, len(b) - tail, tail))
+    return blocks
+
+
+def _pairs(a: list[str], b: list[str]) -> int:
+    """The pairs of equal words of ``a`` and ``b``: what aligning them costs."""
+    counts = Counter(b)
+    return sum(counts[w] for w in a)
+
+
+def _gap(
+    a: list[str], b: list[str], before: int, after: int, left: list[str], right: list[str]
+) -> None:
+    """The tokens between two runs of matched words (``before`` and ``after`` words long),
+    aligned as tokens: the words that differ and the whitespace around them. Whitespace the
+    same on both sides next to a run goes with it, the longer run first, as a match of tokens
+    (the longest first) would have taken it."""
+    ends: list[tuple[list[str], list[str]]] = []
+    head = tail = 0
+    for side in ("head", "tail") if before >= after else ("tail", "head"):
+        if side == "head" and before and len(a) > tail and len(b) > tail and a[0] == b[0]:
+            head = 1
+        if side == "tail" and after and len(a) > head and len(b) > head and a[-1] == b[-1]:
+            tail = 1
+    _marked(a[:head], b[:head], left, right)
+    ends.append((a[len(a) - tail :], b[len(b) - tail :]))
+    a, b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if len(a) > GAP_TOKENS or len(b) > GAP_TOKENS:
+        _marked(a, b, left, right)
+    else:
+        for _, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, False).get_opcodes():
+            _marked(a[i1:i2], b[j1:j2], left, right)
+    _marked(*ends[0], left, right)
+
+
+def _marked(a: list[str], b: list[str], left: list[str], right: list[str]) -> None:
+    """Tokens that are the same on both sides written plain; else removed and added marked."""
+    old, new = html.escape("".join(a)), html.escape("".join(b))
+    if a == b:
+        left.append(old)
+        right.append(new)
+        return
+    if old:
+        left.append(f"<del>{old}</del>")
+    if new:
+        right.append(f"<ins>{new}</ins>")
 
 
 def _source_texts(
@@ -118,7 +215,26 @@ def _record_texts(
     return out
 
 
-def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str, Any]]:
+def _text_columns(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The table's text columns, ``(the page's name for it, the table's)``: the build's
+    ``text_column`` and its raw twin (``abstract`` unless the settings name another)."""
+    settings = manifest.get("settings")
+    name = settings.get("text_column", "abstract") if isinstance(settings, dict) else "abstract"
+    return (("abstract", str(name)), ("abstract_raw", f"{name}_raw"))
+
+
+def _noun(manifest: dict[str, Any]) -> tuple[str, str]:
+    """What the build calls a record, singular and plural (``noun``)."""
+    settings = manifest.get("settings")
+    noun = settings.get("noun") if isinstance(settings, dict) else None
+    return (str(noun[0]), str(noun[1])) if isinstance(noun, list) and len(noun) == 2 else (
+        "abstract", "abstracts"
+    )  # fmt: skip
+
+
+def _rows(
+    files: list[pq.ParquetFile], indexes: set[int], text: tuple[tuple[str, str], ...]
+) -> dict[int, dict[str, Any]]:
     """The rows at ``indexes`` (global row numbers), reading only the row groups holding them:
     the page shows a few dozen rows, and the text columns of all the others are most of the
     table."""
@@ -130,10 +246,10 @@ def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str,
             local = sorted(i - row for i in indexes if row <= i < row + n)
             if local:
                 items: list[dict[str, Any]] = [{} for _ in local]
-                for column in ("id", "abstract", "abstract_raw"):  # one text column at a time
+                for key, column in (("id", "id"), *text):  # one text column at a time
                     values = pf.read_row_group(group, columns=[column]).column(0).take(local)
                     for item, value in zip(items, values.to_pylist(), strict=True):
-                        item[column] = value
+                        item[key] = value
                     del values
                     # Arrow's allocator keeps what a row group's texts took and a later one
                     # does not reuse all of it: given back (a 300,000-row build's peak: -300 MB).
@@ -159,6 +275,7 @@ class _Build:
     changelog: str | None  # the newest section: what changed since the previous release
     measures: dict[str, Any]  # what the threshold checks measured, beside their thresholds
     dropped: list[dict[str, Any]]  # the records the build left out: id, file, line, reasons
+    kept_macros: list[dict[str, Any]]  # the macros of the TeX kept as it is: macro, rows
 
 
 @dataclass
@@ -192,10 +309,12 @@ def _read_build(folder: Path) -> _Build:
     summary: dict[str, Any] = {}
     measures: dict[str, Any] = {}
     dropped: list[dict[str, Any]] = []
+    kept_macros: list[dict[str, Any]] = []
     if report_path.is_file():
         data = json.loads(report_path.read_text(encoding="utf-8"))
         findings, summary = data.get("findings", []), data.get("summary", {})
         measures, dropped = data.get("measures", {}), data.get("dropped", [])
+        kept_macros = data.get("kept_macros", [])
     changelog_path = folder / "CHANGELOG.md"
     changelog = None
     if changelog_path.is_file():
@@ -203,16 +322,19 @@ def _read_build(folder: Path) -> _Build:
         sections = re.split(r"(?m)^(?=## )", text)
         newest = next((s for s in sections if s.startswith("## ")), text)
         changelog = newest.strip()
-    return _Build(manifest, files, findings, summary, changelog, measures, dropped)
+    return _Build(manifest, files, findings, summary, changelog, measures, dropped, kept_macros)
 
 
-def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
+def _scan_rows(
+    files: list[pq.ParquetFile], find_changed: bool, text: tuple[tuple[str, str], ...]
+) -> _Scan:
     """One pass in batches keeps memory flat; the texts of the few rows shown are read in a
     second pass."""
     out = _Scan([], Counter(), [], [], 0)
     columns = ["id", "language", "word_count", "sources", "flags"]
+    (_, clean_name), (_, raw_name) = text
     if find_changed:
-        columns += ["abstract", "abstract_raw"]
+        columns += [clean_name, raw_name]
     row = 0
     for pf in files:
         for batch in pf.iter_batches(batch_size=20_000, columns=columns):
@@ -221,7 +343,7 @@ def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
                 lang or "not checked" for lang in batch.column("language").to_pylist()
             )
             if find_changed:
-                raw, clean = batch.column("abstract_raw"), batch.column("abstract")
+                raw, clean = batch.column(raw_name), batch.column(clean_name)
                 differs = pc.not_equal(raw, clean).to_pylist()
                 out.changed += [row + k for k, d in enumerate(differs) if d]
             flags = batch.column("flags")
@@ -309,12 +431,15 @@ def _clusters(
 
 
 def _charts(
-    word_counts: list[int], languages: Counter[str], by_code: dict[str, dict[str, Any]]
+    word_counts: list[int],
+    languages: Counter[str],
+    by_code: dict[str, dict[str, Any]],
+    noun: tuple[str, str] = ("abstract", "abstracts"),
 ) -> dict[str, Markup | None]:
     code_labels = list(by_code)
     by_count = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
     return {
-        "lengths": length_chart(word_counts),
+        "lengths": length_chart(word_counts, noun),
         "languages": bar_chart(
             "languages",
             "Languages",
@@ -322,7 +447,7 @@ def _charts(
             [k for k, _ in by_count],
             [v for _, v in by_count],
             [COLOURS["languages"]] * len(by_count),
-            "abstracts",
+            noun[1],
         ),
         "findings": (
             bar_chart(
@@ -348,8 +473,10 @@ def _left_out(
     rows: dict[int, dict[str, Any]],
     texts: dict[str, str],
 ) -> dict[str, Any]:
-    """The rows the build dropped and those it flagged, with their texts."""
+    """The rows the build dropped and those it flagged, with their texts, and the macros of
+    the TeX it kept."""
     return {
+        "kept_macros": build.kept_macros,
         "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
         "dropped_total": len(build.dropped),
         "flagged": [
@@ -385,6 +512,20 @@ def _findings_view(
     return by_file, first
 
 
+def _wanted_texts(
+    wanted: set[tuple[str, int]],
+    record_texts: RecordTexts | None,
+    manifest: dict[str, Any],
+    sources: Iterable[str | Path],
+) -> dict[str, str]:
+    """The texts of the records at ``wanted`` (file, line): from the build, else the drops."""
+    if not wanted:
+        return {}
+    if record_texts is not None:
+        return record_texts(wanted)
+    return _record_texts(_source_texts(manifest, sources), wanted)
+
+
 def collect(
     folder: str | Path,
     sources: Iterable[str | Path] = (),
@@ -402,7 +543,8 @@ def collect(
     folder = Path(folder)
     build = _read_build(folder)
     manifest, summary = build.manifest, build.summary
-    scan = _scan_rows(build.files, changed is None)
+    text = _text_columns(build.manifest)
+    scan = _scan_rows(build.files, changed is None, text)
     _placed(folder, scan)
     clusters_shown = scan.clusters[:CLUSTER_LIMIT]
     if changed is None:
@@ -410,15 +552,10 @@ def collect(
     step = max(1, len(changed) // CLEANED_SAMPLE)
     sampled = [int(i) for i in changed[::step][:CLEANED_SAMPLE]]
     flagged_rows = {i for i, _, _, _ in scan.flagged}
-    rows = _rows(build.files, {i for i, _, _ in clusters_shown} | set(sampled) | flagged_rows)
+    rows = _rows(build.files, {i for i, _, _ in clusters_shown} | set(sampled) | flagged_rows, text)
     dropped = build.dropped[:DROPPED_LIMIT]
     wanted = _texts_wanted(clusters_shown, dropped)
-    if not wanted:
-        texts = {}
-    elif record_texts is not None:
-        texts = record_texts(wanted)
-    else:
-        texts = _record_texts(_source_texts(manifest, sources), wanted)
+    texts = _wanted_texts(wanted, record_texts, manifest, sources)
     sample = []
     for i in sampled:
         raw, clean = _diff(rows[i]["abstract_raw"], rows[i]["abstract"])
@@ -462,7 +599,8 @@ def collect(
         "sample": sample,
         "changed_total": len(changed),
         "changelog": _markdown(build.changelog) if build.changelog else None,
-        "charts": _charts(scan.word_counts, scan.languages, by_code),
+        "charts": _charts(scan.word_counts, scan.languages, by_code, _noun(manifest)),
+        "noun": _noun(manifest),
         "sources": manifest.get("sources", []),
     }
 

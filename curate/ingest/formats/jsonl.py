@@ -66,7 +66,11 @@ def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[Sou
         else:
             what = f"the compressed file is damaged ({exc})"
         rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
-        out.finding("file-truncated", number + 1, f"{what}: {rest}; {number:,} lines read")
+        out.finding(
+            "file-truncated",
+            number + 1,
+            f"{what}: {rest}; {number:,} line{'' if number == 1 else 's'} read",
+        )
     except OSError as exc:
         out.finding("unreadable", number + 1, f"cannot read on from line {number + 1}: {exc}")
     yield out.last(hashed.finish(), hashed.size)
