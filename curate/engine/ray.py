@@ -30,7 +30,9 @@ from curate.errors import UsageError, WorkerDied
 T = TypeVar("T")
 R = TypeVar("R")
 RETRIES = 3  # attempts after the first, for a task whose worker or node died
-INSTALL = "pip install 'curate-datasets[ray]'"
+# Ray itself, in the range of the [ray] extra (tests/test_workflow_installs.py holds them equal):
+# that works however curate was installed, from a wheel, a commit or an index.
+INSTALL = "pip install 'ray>=2.60,<3' (curate-datasets' [ray] extra)"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
 
 

@@ -31,6 +31,9 @@ import curate
 from curate.engine import preflight
 from curate.engine.preflight import TOKEN, _expected, identity, probe
 
+# Its tests start Ray clusters: on the worker that runs test_ray.py's, one at a time.
+pytestmark = pytest.mark.xdist_group("ray")
+
 BIN = Path(sys.executable).parent
 
 

@@ -82,6 +82,7 @@ def random_rows(rng: random.Random) -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_the_python_pass_holds_exactly_when_pandera_raises_nothing():
     rng = random.Random(20240611)
     outcomes = {True: 0, False: 0}
