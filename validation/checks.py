@@ -46,6 +46,7 @@ register_code(
     "field-missing", "warning", "no record of a file has a mapped field (other than the text)"
 )
 register_code("file-truncated", "error", "a compressed or Parquet file ends early or is damaged")
+register_code("duplicate-key", "error", "a JSON object names one field twice (the last is kept)")
 
 
 def _excerpt(text: str, width: int = 60) -> str:

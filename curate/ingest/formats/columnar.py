@@ -47,13 +47,13 @@ class _Columnar(Tabular):
             schema, groups = self.open(fh)
         except (pa.ArrowException, OSError) as exc:
             out.finding("file-truncated", 0, f"not a readable {self.what} ({reason(exc)})")
-            yield out.last(*file_digest(path))
+            yield out.last(*file_digest(fh))
             return
         columns = columns_to_read(out, schema)
         if columns is None:
-            yield out.last(*file_digest(path))
+            yield out.last(*file_digest(fh))
             return
-        yield from columnar_parts(out, groups(columns), lambda: file_digest(path), self.what)
+        yield from columnar_parts(out, groups(columns), lambda: file_digest(fh), self.what)
 
     def open(self, fh: BinaryIO) -> Opened:
         raise NotImplementedError

@@ -15,6 +15,7 @@ import codecs
 import gzip
 import io
 import json
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,24 @@ from validation.config import Config
 from validation.records import SourceFile
 
 _WHITESPACE = " \t\n\r"  # JSON's
+
+
+class _Object(dict):
+    """A JSON object that remembers the first field it was given twice: ``json`` keeps the
+    last value of a repeated name and drops the first without a word."""
+
+    __slots__ = ("repeated",)
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict:
+    obj = _Object(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        obj.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return obj
+
+
+_decoder = json.JSONDecoder(object_pairs_hook=_pairs)
 
 
 class JsonLines(Tabular):
@@ -88,16 +107,57 @@ def _line(out: Batches, data: bytes, number: int) -> None:
     if not text.strip(_WHITESPACE):
         return  # a blank line: no record, and nothing wrong
     try:
-        value = json.loads(text)
+        value = _decoder.decode(text)
     except json.JSONDecodeError as exc:
         out.finding("invalid-json", number, f"not JSON: {exc.msg} at column {exc.colno}")
+        return
+    except (RecursionError, ValueError) as exc:
+        out.finding("invalid-json", number, f"{unparsable(exc)}; the line is not read")
         return
     _value(out, value, number)
 
 
-def _value(out: Batches, value: object, number: int) -> None:
+def _repeated(value: dict) -> str | None:
+    """The first field named twice in the object or in an object inside it, or None."""
+    found = getattr(value, "repeated", None)
+    if found is not None:
+        return found
+    stack = [v for v in value.values() if isinstance(v, dict | list)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found = getattr(item, "repeated", None)
+            if found is not None:
+                return found
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+        else:
+            stack.extend(v for v in item if isinstance(v, dict | list))
+    return None
+
+
+def unparsable(exc: BaseException) -> str:
+    """Why a JSON text the decoder refused past its own syntax errors cannot be read: nested
+    deeper than Python recurses, or an integer longer than Python converts (each crashed
+    the whole run, where it is one bad record)."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deep to read (arrays or objects inside one another)"
+    if "integer string conversion" in str(exc):
+        limit = sys.get_int_max_str_digits()
+        return f"an integer of more than {limit:,} digits, over Python's limit for reading one"
+    return f"a JSON value Python cannot hold ({str(exc).split(';')[0]})"
+
+
+def _value(out: Batches, value: object, number: int, element: int | None = None) -> None:
     if isinstance(value, dict):
-        out.row(value, number)
+        repeated = _repeated(value)
+        if repeated is not None:
+            at = f"element {element}: " if element is not None else ""
+            out.finding(
+                "duplicate-key", number,
+                f"{at}the object names the field {repeated!r} more than once: its last value "
+                "is read, the earlier ones are dropped",
+            )  # fmt: skip
+        out.row(value, number, element)
     else:
         kind = {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a value")
         if value is None:
@@ -134,9 +194,9 @@ def _array(fh: BinaryIO, out: Batches, config: Config) -> Iterator[SourceFile]:
     start = _skip(text, 0)
     if text[start : start + 1] != "[":
         try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None  # several values: JSON Lines under a .json name
+            whole = _decoder.decode(text)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            whole = None  # several values: JSON Lines under a .json name (each line read)
         if isinstance(whole, dict):
             _value(out, whole, text.count("\n", 0, start) + 1)
         else:
@@ -159,7 +219,7 @@ def _skip(text: str, pos: int) -> int:
 def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
     """The values of the array opened before ``pos``, decoded one at a time by the standard
     library's decoder (only the array's commas and brackets are looked at here)."""
-    decoder = json.JSONDecoder()
+    decoder = _decoder
     line, counted = 1, 0
 
     def line_at(at: int) -> int:
@@ -171,7 +231,9 @@ def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
     pos = _skip(text, pos)
     if text.startswith("]", pos):
         return
+    element = 0
     while True:
+        element += 1
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
@@ -180,7 +242,13 @@ def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
                 f"not JSON: {exc.msg} at column {exc.colno}; the rest of the array is not read",
             )  # fmt: skip
             return
-        _value(out, value, line_at(pos))
+        except (RecursionError, ValueError) as exc:
+            out.finding(
+                "invalid-json", line_at(pos),
+                f"{unparsable(exc)}; the rest of the array is not read",
+            )  # fmt: skip
+            return
+        _value(out, value, line_at(pos), element)  # its position: several may share a line
         if out.full():
             yield out.take()
         pos = _skip(text, end)
