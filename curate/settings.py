@@ -98,7 +98,8 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
-    "keep", "rejected", "shard_size", "splits", "mapping",
+    "max_records_per_file", "max_expansion", "max_columns", "keep", "rejected", "shard_size",
+    "splits", "mapping",
 )  # fmt: skip
 assert set(ORDER) | set(RUN) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 

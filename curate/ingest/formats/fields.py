@@ -261,6 +261,7 @@ class Batches:
         self._no_text: list[int] = []  # the lines of records without the text field at all
         self._first_fields = ""  # the fields of the first of them
         self._rows = 0  # the rows parsed (each one a record, or a finding that says why not)
+        self.stopped = False  # a limit was reached: the reader reads no further
         # The mapped fields (but the text) no row has had yet, with what each one fills. One
         # that no row of the file has is most likely misspelt, so it is said once at the end:
         # otherwise its column is null in every row and nothing tells why.
@@ -280,6 +281,13 @@ class Batches:
 
     def full(self) -> bool:
         return len(self.part.records) >= BATCH_RECORDS
+
+    def stop(self, code: str, line: int, message: str) -> None:
+        """A limit is reached at ``line``: one finding that names it and how to raise it, and
+        the reader reads no further (what it read is kept)."""
+        if not self.stopped:
+            self.stopped = True
+            self.finding(code, line, message)
 
     def take(self) -> SourceFile:
         part = self.part
@@ -325,6 +333,15 @@ class Batches:
 
     def row(self, values: Mapping[str, Any], line: int, row: int | None = None) -> None:
         """Make the record of one row, or say (one finding) why it has none."""
+        limit = self.config.max_records_per_file
+        if limit and self.records >= limit:
+            self.stop(
+                "file-too-large", line,
+                f"more than {limit:,} records, over max_records_per_file: the rest of the file, "
+                f"from here, is not read (raise max_records_per_file in [tool.curate], or 0 for "
+                "no limit, if the file is what it seems)",
+            )  # fmt: skip
+            return
         self._rows += 1
         at = f"row {row}: " if row is not None and row != line else ""
         text = self._text(values, line, at)
@@ -487,6 +504,8 @@ def columnar_parts(
                         out.row(values, row, row)
                     if out.full():
                         yield out.take()
+                if out.stopped:
+                    break
         except (pa.ArrowException, OSError) as exc:  # damage in the file
             lost = f"rows {row + 1} to {start + count}" if count is not None else "the rest"
             out.finding(
@@ -495,6 +514,8 @@ def columnar_parts(
             )  # fmt: skip
             if count is None:
                 break
+        if out.stopped:
+            break
     yield out.last(*digest())
 
 
