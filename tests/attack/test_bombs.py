@@ -41,7 +41,7 @@ def _validate_measured(folder, config) -> tuple[int, dict, int]:
     proc = subprocess.run(
         [sys.executable, "-c", MEASURED, "validate", str(folder), "--format", "json",
          "--config", str(config), "--no-cache", "--engine", "serial"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, cwd=folder.parent,
     )  # fmt: skip
     assert "Traceback" not in proc.stderr, proc.stderr
     rss = int(proc.stderr.rsplit("maxrss", 1)[1].split()[0])
@@ -142,7 +142,7 @@ def test_a_wide_header_without_a_column_limit_is_checked_in_one_pass(repeat, tmp
     proc = subprocess.run(
         [sys.executable, "-c", MEASURED, "validate", str(src), "--format", "json",
          "--config", str(config), "--no-cache"],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     report = json.loads(proc.stdout)
     if repeat:
