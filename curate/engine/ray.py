@@ -76,6 +76,24 @@ def _off_stdout(ray: Any) -> None:
 
 
 @contextlib.contextmanager
+def _own_sigterm() -> Iterator[None]:
+    """Keep this process's SIGTERM handler through ``ray.init``, which installs Ray's own (a
+    stack dump and SIGABRT, exit 134): SIGTERM is curate's, to stop as Ctrl-C does."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
 def _held_stderr() -> Iterator[Callable[[], str]]:
     """Hold what is written to this process's stderr (file descriptor 2, where Ray's C++
     core logs) while the cluster is started or joined: a failure is curate's one line, not
@@ -163,7 +181,7 @@ class RayEngine:
             print(f"curate: starting a local Ray cluster ({cpus} CPUs)…", file=sys.stderr,
                   flush=True)  # fmt: skip
             try:
-                with _held_stderr():
+                with _held_stderr(), _own_sigterm():
                     # "local": a new cluster, never one that `ray start` left on this machine.
                     ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
             except Exception as exc:  # a timeout, a port taken, a full /tmp...
@@ -174,7 +192,7 @@ class RayEngine:
                 ) from None
         else:
             try:
-                with _held_stderr():
+                with _held_stderr(), _own_sigterm():
                     ray.init(address=self.address, **quiet)
             except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
