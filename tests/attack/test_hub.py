@@ -72,3 +72,9 @@ def test_findings_name_the_address_not_the_cache(fake_hub: FakeHub, tmp_path, ca
     report = json.loads(out)
     assert [f["file"] for f in report["findings"]] == ["hf://datasets/org/public/data.jsonl"]
     assert os.environ["CURATE_CACHE_DIR"] not in out
+
+
+def test_a_hub_address_of_a_model_is_named_as_given(capsys):
+    assert main(["validate", "hf://models/org/name", "--no-cache"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "hf://models/org/name: only Hub datasets" in err, err

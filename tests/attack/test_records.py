@@ -170,3 +170,17 @@ def test_a_field_named_twice_is_a_duplicate_key_finding_naming_it(case, tmp_path
     field = {"jsonl": "abstract", "a nested object": "n", "json array": "id"}[case]
     assert f"the field {field!r} more than once" in found["message"]
     assert report["summary"]["records"] == 1
+
+
+def test_bytes_appended_to_a_gzip_file_lose_nothing_and_say_so(tmp_path, capsys):
+    import gzip
+
+    src = tmp_path / "src"
+    src.mkdir()
+    whole = gzip.compress(b"".join(json.dumps(r).encode() + b"\n" for r in GOOD), mtime=0)
+    (src / "a.jsonl.gz").write_bytes(whole + b"junk appended by a careless upload\n")
+    status, report = validate(src, capsys)
+    assert status == 1 and report["summary"]["records"] == 2
+    assert errors(report) == [("file-truncated", "a.jsonl.gz", 3)]
+    (found,) = [f for f in report["findings"] if f["code"] == "file-truncated"]
+    assert "nothing is lost" in found["message"] and "are lost" not in found["message"]

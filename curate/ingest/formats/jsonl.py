@@ -88,15 +88,26 @@ def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[Sou
             if out.full():
                 yield out.take()
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        if isinstance(exc, EOFError):
-            what = "the compressed file ends early (a download cut short?)"
-        else:
-            what = f"the compressed file is damaged ({exc})"
-        rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
-        out.finding("file-truncated", number + 1, f"{what}: {rest}; {number:,} lines read")
+        out.finding("file-truncated", number + 1, _damage(exc, number, expanded))
     except OSError as exc:
         out.finding("unreadable", number + 1, f"cannot read on from line {number + 1}: {exc}")
     yield out.last(hashed.finish(), hashed.size)
+
+
+def _damage(exc: Exception, number: int, expanded: int) -> str:
+    """What a .gz file's damage cost, found after ``number`` lines: bytes that are no gzip
+    member after a whole one (a file appended to) cost nothing, though they were said to."""
+    if isinstance(exc, gzip.BadGzipFile) and expanded and str(exc).startswith("Not a gzipped"):
+        return (
+            "bytes that are not gzip follow the end of the compressed data (appended to it?): "
+            f"they are not read; all {number:,} lines before them were, nothing is lost"
+        )
+    if isinstance(exc, EOFError):
+        what = "the compressed file ends early (a download cut short?)"
+    else:
+        what = f"the compressed file is damaged ({exc})"
+    rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
+    return f"{what}: {rest}; {number:,} lines read"
 
 
 def _bomb(out: Batches, expanded: int, compressed: int, number: int) -> bool:
