@@ -73,9 +73,12 @@ MATH_LEFT = {
 # math spans, command names, arguments that are not text (keys, labels, environment names),
 # escapes, HTML, Markdown markers and link targets (``[url](url)`` keeps the URL once). A
 # braced script typed in prose (``12.7^{+2.0}_{-1.7}``) is math too: the converter may write
-# its scripts in another order, so its digits are math's to account for, not this oracle's.
+# its scripts in another order, so its digits are math's to account for, not this oracle's;
+# so are a package command's arguments, which it prints in its own way (AASTeX's
+# ``\ion{H}{1}`` is ``H I``, siunitx's ``\num{1e5}`` is ``1 × 10⁵``).
 BLANK = re.compile(
     r"\$\$.*?\$\$|\$[^$]*\$|\\\(.*?\\\)|\\\[.*?\\\]|[\^_]\{[^{}$]*\}"
+    r"|\\(?:ion|ce|SI|si|num|qty|unit|ang)\{[^{}]*\}(?:\{[^{}]*\})?"
     r"|\\(?:[Cc]ite[a-z]*|ref|eqref|label|cref|autoref|begin|end|vspace|hspace)\*?(?:\[[^\]]*\])?\{[^}]*\}"
     r"|\]\([^)\s]*\)|\\href\{[^}]*\}"
     r"|\\?&#?\w+;|\\[A-Za-z]+|\\.|<[^<>]{1,80}>|[*_`~{}]",
@@ -269,7 +272,9 @@ def time_adversarial(src: Path, text: str, timeout: float) -> tuple[str, str]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared" / "corpus" / "real-dev")
+    shared = Path("/work/shared/corpus/real-dev")  # beside a worktree as beside the checkout
+    corpus = shared if shared.is_dir() else ROOT.parent / "shared" / "corpus" / "real-dev"
+    ap.add_argument("--corpus", type=Path, default=corpus)
     ap.add_argument("--baseline", help="a git revision to compare speed with (e.g. 19169c5)")
     ap.add_argument("--size", type=int, default=24000, help="N of the adversarial inputs")
     ap.add_argument("--timeout", type=float, default=60.0, help="per adversarial input")

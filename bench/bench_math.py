@@ -43,7 +43,9 @@ from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
-DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "real-dev"
+DEFAULT_CORPUS = Path("/work/shared/corpus/real-dev")
+if not DEFAULT_CORPUS.is_dir():
+    DEFAULT_CORPUS = ROOT.parent / "shared" / "corpus" / "real-dev"
 
 # --- The judge's own view of math ---------------------------------------------------------------
 SPAN = re.compile(
@@ -305,6 +307,7 @@ def worker(src: str, mode: str, corpus: str, out: str) -> None:
         return
     import validation.checks  # noqa: F401  (fills the registry)
     from curate.pipeline.build import build
+    from curate.settings import Settings
     from validation.config import Config
     from validation.findings import Severity
     from validation.registry import REGISTRY
@@ -313,10 +316,33 @@ def worker(src: str, mode: str, corpus: str, out: str) -> None:
     lenient = Config(severity={code: Severity.WARNING for code in REGISTRY})
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        result = build([Path(corpus) / "drops"], Path(tmp) / "dist", lenient, jobs=2)
+        settings = Settings(checks=lenient)
+        result = build([Path(corpus) / "drops"], Path(tmp) / "dist", settings, jobs=2)
+        flags = _kept_rows(Path(tmp) / "dist")
         seconds = time.perf_counter() - started
     Path(out).write_text(json.dumps({"seconds": seconds, "rows": result.records_out,
-                                     "records": result.records_in}), "utf-8")  # fmt: skip
+                                     "records": result.records_in, **flags}), "utf-8")  # fmt: skip
+
+
+# TeX left in a published row, as the judge sees it: a control word, or a formula between dollars.
+TEX_LEFT = re.compile(r"\\[A-Za-z]+|(?<!\\)\$[^$]*[\\^_{}][^$]*\$")
+
+
+def _kept_rows(dist: Path) -> dict[str, int]:
+    """Rows of the built table whose abstract holds TeX, and how many of them carry
+    ``math-kept`` in ``flags``."""
+    import pyarrow.parquet as pq
+
+    tex = flagged = unflagged_flag = 0
+    for path in sorted((dist / "data").glob("*.parquet")):
+        table = pq.read_table(path, columns=["abstract", "flags"]).to_pylist()
+        for row in table:
+            has_tex = bool(TEX_LEFT.search(row["abstract"]))
+            is_flagged = "math-kept" in (row["flags"] or [])
+            tex += has_tex
+            flagged += has_tex and is_flagged
+            unflagged_flag += is_flagged and not has_tex
+    return {"tex_rows": tex, "tex_rows_flagged": flagged, "flagged_without_tex": unflagged_flag}
 
 
 def run_tree(src: Path, mode: str, corpus: Path) -> dict:
@@ -571,6 +597,10 @@ def main() -> None:
                 rate = result["records"] / result["seconds"]
                 print(f"{label}: build {result['records']} records -> {result['rows']} rows "
                       f"in {result['seconds']:.1f} s ({rate:,.0f} records/s)")  # fmt: skip
+                share = result["tex_rows"] / max(1, result["rows"])
+                print(f"  TeX kept in {result['tex_rows']} rows of {result['rows']} ({share:.2%}), "
+                      f"{result['tex_rows_flagged']} of them flagged math-kept; "
+                      f"{result['flagged_without_tex']} flagged rows without TeX")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -55,18 +55,22 @@ def validate_drops(
     jobs: int | None = None,
     cache_dir: str | Path | None = None,
 ) -> Report:
-    """Check the drops at ``paths`` (default ``sources/``) and return every finding.
+    """Check the drops at ``paths`` and return every finding.
 
     ``config`` (the checks' settings) defaults to the nearest ``curate.toml`` /
-    ``pyproject.toml`` with ``[tool.curate]``, as on the command line. A missing path raises
+    ``pyproject.toml`` with ``[tool.curate]``, as on the command line, and ``paths`` then to
+    its ``sources`` (else ``sources/``). A missing path raises
     :class:`curate.errors.UsageError`; a broken file is a finding, never an exception.
     """
     from curate.pipeline.validate import validate_paths
-    from curate.settings import load_config
+    from curate.settings import load_settings
 
-    config = load_config() if config is None else config
+    default: list[str | Path] = ["sources"]
+    if config is None:
+        settings = load_settings()
+        config, default = settings.checks, list(settings.sources)
     return validate_paths(
-        paths or ["sources"], config, jobs=jobs, cache_dir=cache_dir, warn=lambda _m: None
+        paths or default, config, jobs=jobs, cache_dir=cache_dir, warn=lambda _m: None
     ).report
 
 
@@ -76,7 +80,8 @@ def build_dataset(
     settings: Settings | None = None,
     **options: object,
 ) -> BuildResult:
-    """Validate, clean, deduplicate and export the drops at ``paths`` into ``out``.
+    """Validate, clean, deduplicate and export the drops at ``paths`` (default: the settings'
+    ``sources``) into ``out``.
 
     ``settings`` default to the nearest config file's, as on the command line. Raises
     :class:`curate.BuildRefused` (with its ``report``) when validation finds errors, leaving
@@ -88,7 +93,7 @@ def build_dataset(
     from curate.settings import load_settings
 
     settings = load_settings() if settings is None else settings
-    return build(list(paths or ["sources"]), out, settings, **options)  # type: ignore[arg-type]
+    return build(list(paths or settings.sources), out, settings, **options)  # type: ignore[arg-type]
 
 
 # Where each lazily imported public name lives (PEP 562: ``curate.Config`` and

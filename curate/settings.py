@@ -27,6 +27,7 @@ from curate.engine import DEFAULT as DEFAULT_ENGINE
 from curate.engine import ENGINES
 from validation import config as checks_config
 from validation.config import Config, ConfigError
+from validation.findings import did_you_mean
 
 NEAR_DUPLICATE_POLICIES = ("merge", "keep", "fail")
 # How the build writes math spans: faithful Unicode text, or normalised TeX between $…$.
@@ -42,9 +43,10 @@ class Settings:
 
     checks: Config = field(default_factory=Config)
     near_duplicates: str = "merge"
-    # Which record of a duplicate group survives: the first in file/line order, the longest
-    # text, or one from a file the previous release was built from (so a new file never takes
-    # an old record over); the first among equals.
+    # Which record of a duplicate group survives, never by its place in the files: the copy
+    # the previous release kept, else the first by content ("first"); the longest text; or
+    # the published copy, then one of a file the previous release was built from (so a new
+    # file never takes an old record over).
     keep: str = "first"
     version: str = "1.0.0"
     # What the dataset is: nothing by default, so that no build carries another dataset's
@@ -74,21 +76,32 @@ class Settings:
     shard_size: int = 0
     splits: dict[str, float] = field(default_factory=dict)
     engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)
+    # What the records are, in the table and the prose: the text column's name (its raw text
+    # is NAME_raw) and the noun, singular and plural, the card and the report call them by.
+    text_column: str = "abstract"
+    noun: tuple[str, str] = ("abstract", "abstracts")
+    # The folders (or files) the commands read when given no PATH, relative to the config
+    # file's folder: a repository that keeps its data in data/raw/ says so once, for every
+    # command, the workflows and the hooks.
+    sources: tuple[str, ...] = ("sources",)
 
     def as_dict(self, *, run: bool = False) -> dict[str, Any]:
         """Every setting of the dataset as plain data, the checks' and the build's in one
         table, in the order ``curate config`` and the manifest list them; with ``run``, the
         settings of the run (:data:`RUN`) after them."""
         both = {**self.checks.as_dict(), **checks_config.settings_dict(self)}
-        # An empty field mapping is left out: a build of text drops keeps its manifest's bytes.
+        # An empty field mapping, and the names of the records at their defaults, are left out:
+        # a build of text drops keeps its manifest's bytes.
         keys = (*ORDER, *(RUN if run else ()))
-        return {key: both[key] for key in keys if key != "mapping" or both[key]}
+        left_out = {"mapping": {}} if run else LEFT_OUT  # `curate config` shows the names
+        return {key: both[key] for key in keys if both[key] != left_out.get(key, ())}
 
 
 OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
-# Settings of a run, not of the dataset: a build's bytes are the same whatever they say, so the
-# manifest does not list them (`curate config` does).
-RUN = ("engine",)
+# Settings of a run, not of the dataset: a build's bytes are the same whatever they say (the
+# sources' names are relative to their folder), so the manifest does not list them (`curate
+# config` does).
+RUN = ("engine", "sources")
 # The order of the settings in the manifest and in `curate config`: as they have always been
 # listed, the checks' and the build's interleaved (a manifest's bytes depend on it).
 ORDER = (
@@ -99,12 +112,35 @@ ORDER = (
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
     "max_records_per_file", "max_expansion", "max_columns", "keep", "rejected", "shard_size",
-    "splits", "mapping",
+    "splits", "mapping", "text_column", "noun",
 )  # fmt: skip
+# Settings the manifest lists only when they are not these (their defaults, as plain data).
+LEFT_OUT: dict[str, Any] = {
+    "mapping": {},
+    "text_column": "abstract",
+    "noun": ["abstract", "abstracts"],
+}
 assert set(ORDER) | set(RUN) == set(OWN) | checks_config.OPTIONS and len(ORDER) == len(set(ORDER))
 
 
 SPLIT_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
+COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]*\Z")
+
+
+def _noun(value: Any, source: str) -> tuple[str, str]:
+    """``noun = "documents"`` (the singular is its stem: "document") or ``noun = ["entry",
+    "entries"]``."""
+    if isinstance(value, str) and value.strip():
+        one = value[:-3] + "y" if value.endswith("ies") else value.removesuffix("s")
+        return (one or value, value)
+    if (
+        isinstance(value, list) and len(value) == 2
+        and all(isinstance(v, str) and v.strip() for v in value)
+    ):  # fmt: skip
+        return (value[0], value[1])
+    raise checks_config.invalid(
+        "noun", value, 'a plural noun ("documents") or ["singular", "plural"]', source
+    )
 
 
 def _splits(value: Any, source: str) -> dict[str, float]:
@@ -134,12 +170,24 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         return checks_config.code_table(name, value, ROW_POLICIES, source, scope="record")
     if name in ("license_name", "license_link", "citation", "homepage", "repo_id"):
         return checks_config.optional_string(name, value, source)
+    if name == "text_column":
+        if not isinstance(value, str) or not COLUMN_NAME.match(value):
+            raise checks_config.invalid(
+                name, value, "a column name (lower case letters, digits and _)", source
+            )
+        return value
+    if name == "noun":
+        return _noun(value, source)
+    if name == "sources":
+        value = checks_config.coerce(name, value, default, source)
+        if not value or not all(v.strip() for v in value):
+            raise checks_config.invalid(name, value, "a folder, or a list of them", source)
+        return value
     value = checks_config.coerce(name, value, default, source)
     choices = {
         "near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES, "keep": KEEP_POLICIES,
+        "engine": tuple(ENGINES),
     }.get(name)  # fmt: skip
-    choices = {"near_duplicates": NEAR_DUPLICATE_POLICIES, "math": MATH_POLICIES,
-               "engine": tuple(ENGINES)}.get(name)  # fmt: skip
     if choices is not None and value not in choices:
         raise checks_config.invalid(name, value, "one of " + ", ".join(choices), source)
     return value
@@ -156,11 +204,30 @@ def from_mapping(table: dict[str, Any], source: str = "<config>") -> Settings:
             own[key] = _coerce(key, value, getattr(defaults, key), source)
         else:
             checks[raw_key] = value  # the checks' owner says whether it knows the key
-    config = checks_config.from_mapping(checks, source)
+    config = checks_config.from_mapping(checks, source, frozenset(OWN))
     _check_mapping(config, source)
     settings = replace(defaults, checks=config, **own)
     _row_policies_apply(settings, source)
+    _text_column_free(settings, source)
     return settings
+
+
+def _text_column_free(settings: Settings, source: str) -> None:
+    """The text column and its raw twin take no other column's name."""
+    if settings.text_column == "abstract":
+        return
+    from curate.dataset.table import COLUMNS
+    from validation.mapping import extra_columns
+
+    taken = {c.name for c in COLUMNS} - {"abstract", "abstract_raw"}
+    taken |= {name for name, _ in extra_columns(settings.checks.mapping)}
+    for name in (settings.text_column, f"{settings.text_column}_raw"):
+        if name in taken:
+            raise ConfigError(
+                f"{source}: [tool.curate] text_column = {settings.text_column!r}: the table "
+                f"already has a column {name!r}; choose another name",
+                ("text_column",),
+            )
 
 
 def _row_policies_apply(settings: Settings, source: str) -> None:
@@ -174,7 +241,8 @@ def _row_policies_apply(settings: Settings, source: str) -> None:
             raise ConfigError(
                 f"{source}: [tool.curate.row_policy] {code} = {policy!r} cannot apply: {code} "
                 "is an error, which refuses the build; make it a warning in "
-                "[tool.curate.severity] for its row policy to apply"
+                "[tool.curate.severity] for its row policy to apply",
+                ("row_policy", code),
             )
 
 
@@ -192,6 +260,8 @@ def _check_mapping(config: Config, source: str) -> None:
             raise ConfigError(
                 f"{source}: [tool.curate.mapping.{key}]: {key!r} is no source format with "
                 f'fields ({", ".join(tabular)}) nor a glob ("*.jsonl", "lists/*.csv")'
+                f"{did_you_mean(key, tabular)}",
+                ("mapping", key),
             )
     if extra_columns(config.mapping):
         from curate.dataset.table import COLUMNS
@@ -278,8 +348,61 @@ def load_settings_file(
         table = data if path.name != "pyproject.toml" else {}
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.curate] must be a table")
-    settings = from_mapping(table, str(path))
+    try:
+        settings = from_mapping(table, str(path))
+    except ConfigError as exc:
+        raise in_own_words(exc, path) from None
     return LoadedSettings(settings, path, frozenset(k.replace("-", "_") for k in table))
+
+
+def in_own_words(exc: ConfigError, path: Path) -> ConfigError:
+    """``exc`` as the file at ``path`` has it: its keys named as written there (in a
+    ``curate.toml`` the table is the file itself, so ``[severity]``, not
+    ``[tool.curate.severity]``), and the line of the key, which tomllib does not give."""
+    message = str(exc)
+    if path.name != CONFIG_FILES[1]:
+        message = message.replace("[tool.curate] ", "").replace("[tool.curate.", "[")
+    line = key_line(path.read_text(encoding="utf-8"), exc.key, path.name == CONFIG_FILES[1])
+    prefix = f"{path}: "
+    if line and message.startswith(prefix):
+        message = f"{path}:{line}: {message.removeprefix(prefix)}"
+    return ConfigError(message, exc.key)
+
+
+_TABLE = re.compile(r"^\s*\[+\s*([^\]]+?)\s*\]+")
+_KEY = re.compile(r"""^\s*("[^"]*"|'[^']*'|[A-Za-z0-9_-]+)\s*=""")
+_PART = re.compile(r""""[^"]*"|'[^']*'|[^.\s]+""")
+
+
+def _key_name(raw: str) -> str:
+    return raw[1:-1] if raw[:1] in "\"'" else raw.replace("-", "_")
+
+
+def key_line(text: str, key: tuple[str, ...], pyproject: bool) -> int | None:
+    """The 1-based line of the config file ``text`` that sets ``key`` (a path in the curate
+    table), or that opens the table holding it: a line of the table ``[a.b]`` setting ``c``,
+    or setting ``b`` to an inline table that names ``c``, is the line of ``a.b.c``."""
+    if not key:
+        return None
+    want = (*(("tool", "curate") if pyproject else ()), *(_key_name(k) for k in key))
+    table: tuple[str, ...] = ()
+    opened = None
+    for number, line in enumerate(text.splitlines(), 1):
+        head = _TABLE.match(line)
+        if head:
+            table = tuple(_key_name(p) for p in _PART.findall(head.group(1)))
+            if opened is None and table == want[:-1]:
+                opened = number
+            continue
+        found = _KEY.match(line)
+        if found is None:
+            continue
+        path = (*table, _key_name(found.group(1)))
+        if path == want[: len(path)] and all(
+            re.search(rf"""(^|[{{,\s"']){re.escape(k)}["']?\s*=""", line) for k in want[len(path) :]
+        ):
+            return number
+    return opened
 
 
 def load_settings(path: str | Path | None = None, *, search_from: str | Path = ".") -> Settings:

@@ -43,8 +43,10 @@ register_code(
     "field-type", "error", "a mapped field or an extra column has a value of the wrong type"
 )
 register_code(
-    "field-missing", "warning", "no record of a file has a mapped field (other than the text)"
-)
+    "field-missing", "warning",
+    "no record of a file has a mapped field (other than the text and the id)",
+)  # fmt: skip
+register_code("id-field", "error", "no record of a file has the mapped id field")
 register_code("file-truncated", "error", "a compressed or Parquet file ends early or is damaged")
 register_code("duplicate-key", "error", "a JSON object names one field twice (the last is kept)")
 
@@ -52,6 +54,15 @@ register_code("duplicate-key", "error", "a JSON object names one field twice (th
 def _excerpt(text: str, width: int = 60) -> str:
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _allow(setting: str, allowed: tuple[str, ...], lang: str | None) -> str:
+    """How to allow ``lang`` too: the setting as the config file would have it ("" when no
+    language was told)."""
+    if lang is None:
+        return ""
+    listed = ", ".join(f'"{x}"' for x in (*allowed, lang))
+    return f" (to allow it: {setting} = [{listed}])"
 
 
 # --- file checks ----------------------------------------------------------------------------------
@@ -73,7 +84,8 @@ def check_header_language(source: SourceFile, config: Config) -> Iterator[Findin
         "header-language",
         source.path,
         1,
-        f"header {header.text!r} {detail}; allowed: {allowed}",
+        f"header {header.text!r} {detail}; allowed: {allowed}"
+        + _allow("header_languages", config.header_languages, header.language),
         config,
         score=header.language_score,
     )
@@ -150,7 +162,8 @@ def check_language(
         "language",
         record.file,
         record.line,
-        f"detected language {lang or 'unknown'!r} ({how}); expected {expected}",
+        f"detected language {lang or 'unknown'!r} ({how}); expected {expected}"
+        + _allow("languages", config.languages, lang),
         config,
         score=prob,
     )
@@ -582,7 +595,7 @@ def check_header_mismatch(corpus: Corpus, config: Config) -> Iterator[Finding]:
     headed = [(f.path, f.header) for f in corpus.files if f.header is not None]
     if not headed:
         return
-    hint = "; set venues = [...] and years = [...] in [tool.curate] to accept several"
+    hint = "; set venues = [...] and years = [...] to accept several"
     if config.venues is not None:
         allowed_venues = {v.casefold() for v in config.venues}
         venue_why = "the configured venues (" + ", ".join(config.venues) + ")"

@@ -12,14 +12,20 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import PurePosixPath
 from typing import Any
 
-from validation.findings import Severity
+from validation.findings import Severity, did_you_mean
 from validation.mapping import FieldMap
 
 SEVERITIES = ("error", "warning", "off")
 
 
 class ConfigError(ValueError):
-    """A configuration file that cannot be used; the message names the file and the key."""
+    """A configuration file that cannot be used; the message names the file and the key.
+    ``key`` is the key's path in the table (``("severity", "latx")``), from which the
+    reader of the file finds the line it is on."""
+
+    def __init__(self, message: str, key: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,7 @@ def settings_dict(settings: Any) -> dict[str, Any]:
 
 
 def invalid(name: str, value: Any, expected: str, source: str) -> ConfigError:
-    return ConfigError(f"{source}: [tool.curate] {name} must be {expected}, got {value!r}")
+    return ConfigError(f"{source}: [tool.curate] {name} must be {expected}, got {value!r}", (name,))
 
 
 def code_table(
@@ -109,16 +115,21 @@ def code_table(
         raise invalid(name, value, f"a table of code = {choices}", source)
     out = {}
     for code, choice in value.items():
-        known_code(code, f"[tool.curate.{name}]", source)
+        known_code(code, f"[tool.curate.{name}]", source, (name, code))
         if scope is not None and REGISTRY[code].scope != scope:
             # A duplicate shares its id with the record it duplicates: dropping by id would
             # drop both. The build merges duplicates (see near_duplicates) instead.
             raise ConfigError(
                 f"{source}: [tool.curate.{name}] {code}: row policies are for {scope} "
-                "checks; duplicates are merged by the build (near_duplicates)"
+                "checks; duplicates are merged by the build (near_duplicates)",
+                (name, code),
             )
         if choice not in allowed:
-            raise ConfigError(f"{source}: [tool.curate.{name}] {code} must be {choices}")
+            raise ConfigError(
+                f"{source}: [tool.curate.{name}] {code} must be {choices}"
+                f"{did_you_mean(str(choice), allowed)}",
+                (name, code),
+            )
         out[code] = choice
     return out
 
@@ -165,9 +176,11 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
                 codes = [codes]
             if not isinstance(codes, list) or not all(isinstance(c, str) for c in codes):
                 raise ConfigError(f"{source}: [tool.curate.per-file-ignores] {pattern!r} must "
-                                  "be a list of finding codes")  # fmt: skip
+                                  "be a list of finding codes", (name, pattern))  # fmt: skip
             for code in codes:
-                known_code(code, f"[tool.curate.per-file-ignores] {pattern!r}", source)
+                known_code(
+                    code, f"[tool.curate.per-file-ignores] {pattern!r}", source, (name, pattern)
+                )
             ignores[pattern] = tuple(codes)
         return ignores
     if name == "header_phrases":
@@ -181,7 +194,9 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         for phrase, lang in value.items():
             clash = script_conflict(phrase, lang)
             if clash:
-                raise ConfigError(f"{source}: [tool.curate.header_phrases] {phrase!r}: {clash}")
+                raise ConfigError(
+                    f"{source}: [tool.curate.header_phrases] {phrase!r}: {clash}", (name, phrase)
+                )
             phrases[phrase_key(phrase)] = lang
         return phrases
     if name == "years":
@@ -206,7 +221,7 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         try:
             return parse(value)
         except MappingError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+            raise ConfigError(f"{source}: {exc}", (name, *exc.key)) from None
     if name == "near_duplicate_threshold":
         value = coerce(name, value, default, source)
         if not 0 < value <= 1:
@@ -215,26 +230,36 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
     return coerce(name, value, default, source)
 
 
-def known_code(code: str, where: str, source: str) -> None:
+def known_code(code: str, where: str, source: str, key: tuple[str, ...] = ()) -> None:
     from validation import checks  # noqa: F401  (fills the registry)
     from validation.registry import REGISTRY
 
     if code not in REGISTRY:
-        raise ConfigError(f"{source}: {where} unknown finding code {code!r}")
+        raise ConfigError(
+            f"{source}: {where} unknown finding code {code!r}{did_you_mean(code, REGISTRY)} "
+            "(`curate codes` lists them)",
+            key,
+        )
 
 
 OPTIONS = frozenset(f.name for f in fields(Config))
 
 
-def from_mapping(table: dict[str, Any], source: str = "<config>") -> Config:
+def from_mapping(
+    table: dict[str, Any], source: str = "<config>", others: frozenset[str] = frozenset()
+) -> Config:
     """The checks' settings from a ``[tool.curate]`` table holding only their keys (written
     ``snake_case`` or ``kebab-case``); an unknown key is an error, never ignored: a typo in a
-    threshold would otherwise pass CI with the default in force."""
+    threshold would otherwise pass CI with the default in force. ``others`` are the table's
+    keys another owner reads: a misspelling of one of them is suggested too."""
     defaults = Config()
     changes: dict[str, Any] = {}
     for raw_key, value in table.items():
         key = raw_key.replace("-", "_")
         if key not in OPTIONS:
-            raise ConfigError(f"{source}: unknown option [tool.curate] {raw_key!r}")
+            hint = did_you_mean(key, OPTIONS | others)
+            raise ConfigError(
+                f"{source}: unknown option [tool.curate] {raw_key!r}{hint}", (raw_key,)
+            )
         changes[key] = _coerce(key, value, getattr(defaults, key), source)
     return replace(defaults, **changes)

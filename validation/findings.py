@@ -12,6 +12,20 @@ from dataclasses import asdict, dataclass, field
 from enum import StrEnum
 
 
+def count(n: int, noun: str) -> str:
+    """``1 file``, ``2 files``: a count a person reads says its noun in the right number."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` (did you mean 'latex'?)`` when ``name`` is close to one of ``known``, else ``""``:
+    a misspelt key, code or field is then one edit away from right."""
+    import difflib
+
+    close = difflib.get_close_matches(name, sorted(set(known)), n=1, cutoff=0.7)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
 class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
@@ -75,6 +89,9 @@ class Report:
     baselined: int = 0
     # Records the build left out by row policy: {id, file, line, reasons}.
     dropped: list[dict[str, object]] = field(default_factory=list)
+    # The macros of the TeX the build published as it is (`math-kept`): {macro, rows}, the
+    # most frequent first.
+    kept_macros: list[dict[str, object]] = field(default_factory=list)
     # What the threshold checks measured, by measure: the distribution and each threshold
     # (see validation.measures.summarise).
     measures: dict[str, object] = field(default_factory=dict)
@@ -131,4 +148,6 @@ class Report:
             out["measures"] = self.measures
         if self.dropped:
             out["dropped"] = self.dropped
+        if self.kept_macros:
+            out["kept_macros"] = self.kept_macros
         return out

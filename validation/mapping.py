@@ -17,6 +17,8 @@ from dataclasses import dataclass, fields
 from pathlib import PurePosixPath
 from typing import Any
 
+from validation.findings import did_you_mean
+
 # The types an extra column may be declared with, as ``pyarrow`` names them.
 COLUMN_TYPES = ("string", "int32", "int64", "float64", "bool", "list<string>")
 _COLUMN_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -24,7 +26,12 @@ _GLOB_CHARS = frozenset("*?[/.")
 
 
 class MappingError(ValueError):
-    """A ``[tool.curate.mapping]`` entry that cannot be used (the message names the key)."""
+    """A ``[tool.curate.mapping]`` entry that cannot be used (the message names the key;
+    ``key`` is its path under the mapping, for the line the config file has it on)."""
+
+    def __init__(self, message: str, key: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.key = key
 
 
 @dataclass(frozen=True)
@@ -130,8 +137,8 @@ def _columns(value: Any, where: str) -> tuple[Column, ...]:
     return tuple(out)
 
 
-def parse_entry(table: Any, where: str) -> FieldMap:
-    """One entry from its TOML table; ``where`` names it in messages."""
+def parse_entry(table: Any, where: str, name: str = "") -> FieldMap:
+    """One entry from its TOML table; ``where`` names it in messages, ``name`` is its key."""
     if not isinstance(table, dict):
         raise MappingError(f'{where} must be a table (text = "field", ...), got {table!r}')
     known = {f.name for f in fields(FieldMap)}
@@ -139,7 +146,9 @@ def parse_entry(table: Any, where: str) -> FieldMap:
     for raw_key, value in table.items():
         key = raw_key.replace("-", "_")
         if key not in known:
-            raise MappingError(f"{where} unknown key {raw_key!r}")
+            raise MappingError(
+                f"{where} unknown key {raw_key!r}{did_you_mean(key, known)}", (name, raw_key)
+            )
         if key == "columns":
             values[key] = _columns(value, where)
         elif key == "default_year":
@@ -174,7 +183,7 @@ def parse(table: Any) -> dict[str, FieldMap]:
             "[tool.curate.mapping] must be a table of entries ([tool.curate.mapping.jsonl] "
             f'text = "abstract"), got {table!r}'
         )
-    out = {key: parse_entry(entry, f"[tool.curate.mapping.{_quoted(key)}]")
+    out = {key: parse_entry(entry, f"[tool.curate.mapping.{_quoted(key)}]", key)
            for key, entry in table.items()}  # fmt: skip
     types: dict[str, tuple[str, str]] = {}
     for key, entry in out.items():

@@ -10,8 +10,20 @@ import re
 from collections import Counter
 from itertools import groupby
 from pathlib import PurePosixPath, PureWindowsPath
+from typing import Any
 
-from validation.findings import Finding, Report, Severity
+from validation.findings import Finding, Report, Severity, count
+
+
+def _totals(summary: dict[str, Any], bold: bool = False) -> tuple[str, str]:
+    """The files and records, and the errors and warnings, of a report's summary."""
+    mark = "**" if bold else ""
+    scanned = f"{count(summary['files'], 'file')}, {count(summary['records'], 'record')}"
+    found = (
+        f"{mark}{count(summary['errors'], 'error')}{mark}, "
+        f"{mark}{count(summary['warnings'], 'warning')}{mark}"
+    )
+    return scanned, found
 
 
 def _where(f: Finding) -> str:
@@ -23,7 +35,7 @@ def render_text(report: Report) -> str:
     out: list[str] = []
     for file, group in groupby(report.findings, key=lambda f: f.file):
         items = list(group)
-        out.append(f"{file} ({len(items)} finding{'s' if len(items) != 1 else ''})")
+        out.append(f"{file} ({count(len(items), 'finding')})")
         for f in items:
             extra = ""
             if f.related:
@@ -36,10 +48,8 @@ def render_text(report: Report) -> str:
         out.append("Summary by code:")
         for code, info in by_code.items():  # type: ignore[union-attr]
             out.append(f"  {code:<16} {info['severity']:<7} {info['count']}")
-    out.append(
-        f"{summary['files']} files, {summary['records']} records: "
-        f"{summary['errors']} errors, {summary['warnings']} warnings"
-    )
+    scanned, found = _totals(summary)
+    out.append(f"{scanned}: {found}")
     return "\n".join(out) + "\n"
 
 
@@ -112,16 +122,15 @@ def render_github(report: Report, cap: int = GITHUB_ANNOTATION_CAP) -> str:
     rest = [f for f in report.findings if id(f) not in annotated]
     if rest:
         lines.append(
-            f"::group::{len(rest)} more findings (not annotated: GitHub shows {cap} "
-            f"errors and {cap} warnings per step)"
+            f"::group::{len(rest)} more {'finding' if len(rest) == 1 else 'findings'} (not "
+            f"annotated: GitHub shows {cap} errors and {cap} warnings per step)"
         )
         lines += [f"{_where(f)}: {f.severity} {f.code} {_one_line(_message(f))}" for f in rest]
         lines.append("::endgroup::")
     summary = report.summary()
+    scanned, found = _totals(summary)
     lines.append(
-        f"curate validate: {summary['files']} files, {summary['records']} records, "
-        f"{summary['errors']} errors, {summary['warnings']} warnings"
-        + (f"; {len(rest)} not annotated" if rest else "")
+        f"curate validate: {scanned}, {found}" + (f"; {len(rest)} not annotated" if rest else "")
     )
     return "\n".join(lines) + "\n"
 
@@ -153,8 +162,7 @@ def render_github_summary(
     out = [
         f"## {mark} curate validate",
         "",
-        f"{summary['files']} files, {summary['records']} records: "
-        f"**{errors} errors**, **{warnings} warnings**.",
+        "{}: {}.".format(*_totals(summary, bold=True)),
         "",
     ]
     not_annotated = len(report.findings) - len(choose_annotations(report.findings, cap))

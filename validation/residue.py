@@ -24,10 +24,14 @@ from html.entities import html5
 # Every inline alternative stays inside `[^$]`, so an opening `$` scans at most to the next
 # `$` and a run of dollars (`"$ " * 24000`) stays linear.
 _MATH_SYNTAX = r"[\\^_{}=<>]"
+# The body of an inline formula: up to the first `$` not escaped (an unrolled loop, possessive:
+# it cannot cross an unescaped `$`, so nothing to try again). An escaped `\$` is part of it
+# (`$\$250,000$`).
+_BODY = r"[^$\\]*+(?:\\.[^$\\]*+)*+"
 _LATEX_MATH = (
     r"(?<!\\)\$\$.+?(?<!\\)\$\$"
     r"|(?<!\\)\$(?!\s*\$)"
-    rf"(?:[^$]+?(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX})[^$]+?(?<!\\))"
+    rf"(?:{_BODY}(?<![\\\s])|\s*[A-Za-z]\s*|(?=[^$]*?{_MATH_SYNTAX}){_BODY}(?<!\\))"
     r"\$"
 )
 # The body of \( \) and \[ \] never holds another opener, so an unclosed `\(` scans only to the

@@ -13,10 +13,11 @@ validation never imports pylatexenc (a test holds the copy equal to the library)
   the letter ε, not the lunate symbol ϵ; ``\\eth`` is ð);
 * :data:`ADDITIONS`, macros pylatexenc does not know, each checked against the code point
   unicode-math gives the same name (``unicode-math-table.tex``) where it has one, and against
-  pandoc's reading (``bench/bench_math.py --tables``); and the astronomy journals' unit macros
-  (AASTeX and A&A define ``\\sun``, ``\\degr``, ``\\arcmin``, ``\\arcsec``), common in arXiv
-  abstracts. Their ``\\sun`` is the solar symbol ⊙; unicode-math's and pandoc's is ☼, a
-  weather sun, which no astronomer means.
+  pandoc's reading (``bench/bench_math.py --tables``);
+* the symbols of published classes and packages (:mod:`validation.texpackages`: AASTeX's
+  ``\\sun``, ``\\degr``, ``\\arcsec``, amssymb's additions, physics' ``\\grad``). AASTeX's
+  ``\\sun`` is the solar symbol ⊙; unicode-math's and pandoc's is ☼, a weather sun, which no
+  astronomer means.
 
 Where the tables differ otherwise (14 more of the 331 names shared with unicode-math, 35 more
 of the 482 pandoc converts), it is a glyph variant of one symbol (``\\cdot`` U+00B7 or U+22C5,
@@ -85,22 +86,14 @@ ADDITIONS: dict[str, str] = {
     "vDash": "⊨",
     "medbullet": "•",
     "hdots": "…",
-    # Astronomy (AASTeX, A&A): the Sun, degrees and arc units.
-    "sun": "⊙",
-    "Sun": "⊙",
-    "earth": "⊕",
-    "degr": "°",
-    "arcdeg": "°",
-    "arcmin": "′",
-    "arcsec": "″",
-    "micron": "μm",
-    "angstrom": "Å",
+    "angstrom": "Å",  # unicode-math's \\Angstrom; astronomers type it in lower case
 }
 
 
 @lru_cache(maxsize=1)
 def symbols() -> dict[str, str]:
     """Macro name (without the backslash) → the text it stands for; macros without arguments."""
+    from validation import texpackages
     from validation.texsymbols_pylatexenc import PYLATEXENC
 
-    return {**PYLATEXENC, **OVERRIDES, **ADDITIONS}
+    return {**PYLATEXENC, **OVERRIDES, **ADDITIONS, **texpackages.symbols()}

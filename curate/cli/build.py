@@ -101,15 +101,18 @@ def run(args: argparse.Namespace) -> int:
 
 def _summary(result: BuildResult) -> None:
     from curate import release
+    from validation.findings import count
 
     print(
-        f"built {result.out} v{result.version}: {result.records_in} records in, "
-        f"{result.exact_merged} exact and {result.near_merged} near duplicates merged, "
-        f"{result.records_out} records out"
+        f"built {result.out} v{result.version}: {count(result.records_in, 'record')} in, "
+        f"{result.exact_merged} exact and {result.near_merged} near "
+        f"{'duplicate' if result.exact_merged + result.near_merged == 1 else 'duplicates'} "
+        f"merged, {count(result.records_out, 'record')} out"
     )
     dropped = result.manifest.get("rows_dropped", 0)
     if dropped:
-        print(f"  {dropped} records dropped by row policy (listed in validation-report.json)")
+        listed = "listed in validation-report.json"
+        print(f"  {count(dropped, 'record')} dropped by row policy ({listed})")
     if result.diff is not None:
         print(
             f"  since v{result.previous_version}: {release.counts_line(result.diff)}; "
@@ -122,6 +125,8 @@ def _summary(result: BuildResult) -> None:
 
 def _closing_lines(result: BuildResult) -> None:
     """The build's last words: what validation found, and where to look at it."""
+    from validation.findings import count
+
     report = result.report
     warnings = len(report.warnings)
     if warnings:
@@ -132,7 +137,7 @@ def _closing_lines(result: BuildResult) -> None:
             if info["severity"] == "warning"  # type: ignore[index]
         )
         where = result.out / "validation-report.json"
-        print(f"{warnings} warnings ({codes}): every one is in {where}")
+        print(f"{count(warnings, 'warning')} ({codes}): every one is in {where}")
     else:
         print("no warnings")
     html = result.out / "report.html"

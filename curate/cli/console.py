@@ -42,7 +42,13 @@ class Console:
             print(line, file=self.stream, flush=True)
 
     def warn(self, message: str) -> None:
-        """A warning about the run itself (the cache, say): a line, unless ``quiet``."""
+        """A warning about the run itself (the cache, say): a line, unless ``quiet``; a notice
+        that is no fault (``only_verbose``: the cache renewed after a settings change) only
+        with ``-v``."""
+        if getattr(message, "only_verbose", False):
+            if self.verbose:
+                self.say(f"note: {message}")
+            return
         self.say(f"warning: {message}")
 
     def files(
@@ -79,12 +85,13 @@ class Console:
                 mininterval=0.2,
             )
         state = {"files": 0, "records": 0}
+        from validation.findings import count
 
         def on_file(path: str, records: int) -> None:
             state["files"] += 1
             state["records"] += records
             if self.verbose:
-                self.say(f"checked {path} ({records} records)")
+                self.say(f"checked {path} ({count(records, 'record')})")
             bar = self._bar
             if bar is not None:
                 elapsed = max(bar.format_dict["elapsed"], 1e-9)

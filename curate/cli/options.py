@@ -18,7 +18,6 @@ if TYPE_CHECKING:
     from curate.settings import LoadedSettings, Settings
     from validation.config import Config
 
-DEFAULT_SOURCES = "sources"
 DEFAULT_CACHE_DIR = ".curate-cache"
 
 
@@ -29,7 +28,10 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_paths(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: sources/)")
+    p.add_argument(
+        "paths", nargs="*", metavar="PATH",
+        help="files or folders (default: the config's `sources`, sources/)",
+    )  # fmt: skip
 
 
 def add_run_options(p: argparse.ArgumentParser) -> None:
@@ -201,7 +203,25 @@ def in_project(args: argparse.Namespace, name: str) -> str:
 
 
 def sources(args: argparse.Namespace) -> list[str]:
-    return args.paths or [in_project(args, DEFAULT_SOURCES)]
+    """The PATHs given, else the configured source folders (``sources``) in the project."""
+    if args.paths:
+        return list(args.paths)
+    found = loaded(args)
+    paths = [in_project(args, name) for name in found.settings.sources]
+    missing = [p for p in paths if not (Path(p).exists() or Path(p).is_symlink())]
+    if missing and found.path is None:
+        raise UsageError(
+            f"no configuration found (no curate.toml, nor a pyproject.toml with [tool.curate], "
+            f"here or in a folder above) and no {missing[0]}/ folder: run `curate init` to "
+            "start a project here, or pass the files or folders to read (PATH)"
+        )
+    if missing:
+        key = "sources" if "sources" in found.keys else "sources (the default)"
+        raise UsageError(
+            f"no such folder: {missing[0]} ({key} of {found.path}); create it, set `sources` "
+            "to the folder your data is in, or pass a PATH"
+        )
+    return paths
 
 
 def run_url() -> str | None:

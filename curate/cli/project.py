@@ -25,6 +25,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--text-field", metavar="FIELD", help="the field holding the text (default: text)"
     )
     i.add_argument(
+        "--sources",
+        default="sources",
+        metavar="DIR",
+        help="the folder of the sources, in the project (default: sources); the settings "
+        "name it for every command, and the validate workflow triggers on it",
+    )
+    i.add_argument(
         "--toolkit",
         metavar="SPEC",
         help="what the workflows install curate from: curate-datasets==X.Y.Z (default: this "
@@ -39,14 +46,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def run_init(args: argparse.Namespace) -> int:
-    from curate.project.scaffold import InitRefused, init_project, sources_hint
+    from curate.project.scaffold import InitRefused, init_project, source_folder, sources_hint
 
     if args.text_field is not None and args.format == "text":
         raise UsageError("--text-field is for a format with fields (--format jsonl, csv, ...)")
     try:
         made = init_project(
             args.dir, name=args.name, format_name=args.format, text_field=args.text_field,
-            toolkit=args.toolkit,
+            toolkit=args.toolkit, sources=args.sources,
         )  # fmt: skip
     except InitRefused as exc:
         print(f"curate: init refused: {exc}", file=sys.stderr)
@@ -56,7 +63,8 @@ def run_init(args: argparse.Namespace) -> int:
     for note in made.notes:
         print(f"  note: {note}")
     where = "" if args.dir == "." else f"cd {args.dir} && "
-    print(f"next: {where}copy your {sources_hint(args.format)} into sources/, then `curate build`")
+    folder = source_folder(args.sources)
+    print(f"next: {where}copy your {sources_hint(args.format)} into {folder}/, then `curate build`")
     return 0
 
 

@@ -15,8 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--sources",
         nargs="+",
         metavar="PATH",
-        help="the build's drops, for the text of merged duplicates (default: sources/ if there); "
-        "only files whose SHA-256 the manifest lists are read",
+        help="the build's drops, for the text of merged duplicates (default: the config's "
+        "`sources` if there); only files whose SHA-256 the manifest lists are read",
     )
     r.add_argument("--output", metavar="FILE", help="default: DIR/report.html")
     r.set_defaults(func=run)
@@ -27,8 +27,8 @@ def run(args: argparse.Namespace) -> int:
 
     from curate.report.html import ReportError, write_report
 
-    default = options.DEFAULT_SOURCES
-    sources = args.sources or ([default] if Path(default).is_dir() else [])
+    configured = [options.in_project(args, name) for name in options.settings(args).sources]
+    sources = args.sources or [p for p in configured if Path(p).exists()]
     try:
         path = write_report(args.dir, sources, out=args.output)
     except ReportError as exc:

@@ -41,9 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def why_failed(report: Report) -> str:
+    from validation.findings import count
+
     if report.errors:
-        return f"{len(report.errors)} errors"
-    return f"no errors, but {len(report.warnings)} warnings and --strict fails on warnings"
+        return count(len(report.errors), "error")
+    warned = count(len(report.warnings), "warning")
+    return f"no errors, but {warned} and --strict fails on warnings"
 
 
 def _check_output(option: str, given: str) -> None:
@@ -107,7 +110,9 @@ def run(args: argparse.Namespace) -> int:
         from curate.project.baseline import write_baseline
 
         n = write_baseline(args.write_baseline, report)
-        print(f"wrote {args.write_baseline}: {n} findings accepted as the baseline")
+        from validation.findings import count
+
+        print(f"wrote {args.write_baseline}: {count(n, 'finding')} accepted as the baseline")
         return 0
     if args.baseline:
         from curate.project.baseline import apply_baseline

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import tempfile
 import time
 from collections import Counter
@@ -30,7 +31,7 @@ import pyarrow.ipc as ipc
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
 from curate.dataset.manifest import row_digests
-from curate.dataset.table import TEXT, Contract, check_rows
+from curate.dataset.table import SOURCE_ID, TEXT, Contract, check_rows
 from curate.dataset.writers import DataFile, TableWriter
 from curate.dedupe.plan import Plan
 from curate.dedupe.policy import RowPolicy
@@ -39,7 +40,7 @@ from curate.engine.serial import SERIAL
 from curate.transform.rows import MADE, MATH_KEPT, read_spool
 from validation.config import Config
 from validation.corpus import FileResult
-from validation.findings import Finding
+from validation.findings import Finding, count
 from validation.registry import finding
 
 if TYPE_CHECKING:
@@ -51,6 +52,13 @@ HEX = "0123456789abcdef"
 # a million rows) or a 256th of it.
 FINE_BUCKETS_FROM = 250_000
 DIGEST = "_row_sha256"
+# Where each occurrence of a row is in its file, in the order of `sources`: kept apart from the
+# table (see `curate.dataset.table.SOURCE_TYPE`), written beside it for the report and the diff.
+PLACES = "_places"
+PLACES_TYPE = pa.list_(
+    pa.struct([("file", pa.string()), ("line", pa.int32()), ("row", pa.int32())])
+)
+POSITIONS_SCHEMA = pa.schema([("id", pa.string()), ("sources", PLACES_TYPE)])
 BUCKET_SPANS = b"curate.buckets"  # a task file's metadata: bucket -> [first batch, batches]
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
@@ -70,8 +78,10 @@ class Assembled:
     has_math: int = 0
     # `math-kept` findings: math spans published as TeX because they could not be converted.
     math_kept: list[Finding] = field(default_factory=list)
+    # The macros of that TeX: rows per macro name, so that a maintainer sees what to add.
+    kept_macros: Counter[str] = field(default_factory=Counter)
     languages: set[str] = field(default_factory=set)
-    venues: set[str] = field(default_factory=set)
+    venues: set[tuple[str, int | None]] = field(default_factory=set)  # (venue, year) pairs
     flagged: int = 0  # rows with at least one flag
     flags: Counter[str] = field(default_factory=Counter)  # rows per flag code
     # Row numbers (in table order) whose abstract differs from its raw text, for the report.
@@ -116,21 +126,26 @@ def bucket_names(total: int) -> list[str]:
     return [a + b for a in HEX for b in HEX]
 
 
-def rows_of_files(task: AssemblyTask) -> list[Finding]:
+# A macro name in the TeX a row publishes as it is (`\\kms`, `\\benchname`).
+_MACRO = re.compile(r"\\[A-Za-z]+")
+
+
+def rows_of_files(task: AssemblyTask) -> tuple[list[Finding], Counter[str]]:
     """The task: the rows of some files' survivors, taken from their spools (made when the
     files were scanned) with their flags and sources added, checked against the table's
     contract and written, grouped by id bucket, into one file; returns the ``math-kept``
-    findings of those rows.
+    findings of those rows and, for each macro name in their kept TeX, how many rows hold it.
 
     Several small files make one task: the contract's check and the bucket writes cost about
     the same for ten rows as for thousands.
     """
     kept: list[Finding] = []
+    macros: Counter[str] = Counter()
     rows: list[dict[str, Any]] = []
     for path, spooled, lines, todo in task.parts:
         spool = read_spool(Path(spooled))
-        picked = spool.take(pa.array([ri for ri, _, _, _ in todo], pa.int64())).to_pylist()
-        for row, (ri, rid, sources, flags) in zip(picked, todo, strict=True):
+        picked = spool.take(pa.array([t[0] for t in todo], pa.int64())).to_pylist()
+        for row, (ri, rid, sources, flags, places) in zip(picked, todo, strict=True):
             if not row.pop(MADE) or row["id"] != rid:
                 raise RuntimeError(
                     f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the "
@@ -138,16 +153,22 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
                 )
             spans = row.pop(MATH_KEPT)
             kept.extend(_math_kept(path, int(lines[ri]), spans, task.config, task.math))
+            if spans:
+                macros.update({name for span in spans for name in _MACRO.findall(span)})
             # A row that publishes TeX says so, whatever the finding's severity: a consumer
             # filters or renders such rows by this flag.
             row["flags"] = sorted({*flags, "math-kept"}) if spans else flags
             row["sources"] = sources
+            if SOURCE_ID in task.contract.descriptions:
+                row[SOURCE_ID] = sources[0].get(SOURCE_ID)
+            row[PLACES] = [{"file": s["file"], **p} for s, p in zip(sources, places, strict=True)]
         rows += picked
     if not rows:
-        return kept
+        return kept, macros
     check_rows(rows, task.contract)
     table = pa.Table.from_pylist(rows, schema=task.contract.schema)
     table = table.append_column(DIGEST, pa.array(row_digests(table), pa.string()))
+    table = table.append_column(PLACES, pa.array([r[PLACES] for r in rows], PLACES_TYPE))
     # One file per task, its rows grouped by bucket, and the record batches of each bucket
     # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
     # filtered once per bucket: 256 passes over every task's rows cost more than making them,
@@ -168,7 +189,7 @@ def rows_of_files(task: AssemblyTask) -> list[Finding]:
     with ipc.new_file(task.out, schema) as writer:
         for batch in batches:
             writer.write_batch(batch)
-    return kept
+    return kept, macros
 
 
 def _tasks(
@@ -216,11 +237,16 @@ def assemble(
     engine: Engine = SERIAL,
     say: Say = lambda _m: None,
     contract: Contract = TEXT,
+    positions: Path | None = None,
+    published: list[str] | None = None,
 ) -> Assembled:
     """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
     survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
     it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
-    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows')."""
+    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows');
+    ``published``, the columns' names as published, if the text columns have names of their
+    own. ``positions``, if given, gets each row's id and the line and row of each of its
+    sources, in the table's order."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     kept: list[Finding] = []
@@ -235,14 +261,19 @@ def assemble(
         tasks = _tasks(files, names, spools, plan, policy, make, contract.tabular)
         runner = engine if total >= PARALLEL_MIN_RECORDS else SERIAL
         # A bounded window of submitted tasks keeps the queued provenance small.
-        for done, found in enumerate(runner.map(rows_of_files, tasks, ahead=2 * runner.workers)):
+        macros: Counter[str] = Counter()
+        for done, (found, names) in enumerate(
+            runner.map(rows_of_files, tasks, ahead=2 * runner.workers)
+        ):
             kept.extend(found)
+            macros.update(names)
             if runner is not SERIAL and (done + 1) % 20 == 0:
                 say(f"assembled {done + 1} tasks of rows")
-        say(f"assembled {total} rows")
+        say(f"assembled {count(total, 'row')}")
         cleaned = time.perf_counter()
-        result = _write_buckets(tmp, writer, buckets, contract.schema)
+        result = _write_buckets(tmp, writer, buckets, contract.schema, positions, published)
         result.math_kept = kept
+        result.kept_macros = macros
         result.timings = {
             "provenance + rows (wall)": cleaned - started,
             "sort + write (wall)": time.perf_counter() - cleaned,
@@ -251,14 +282,26 @@ def assemble(
 
 
 def _write_buckets(
-    tmp: Path, open_writer: Callable[[], TableWriter], buckets: list[str], schema: pa.Schema
+    tmp: Path,
+    open_writer: Callable[[], TableWriter],
+    buckets: list[str],
+    schema: pa.Schema,
+    positions: Path | None,
+    names: list[str] | None = None,
 ) -> Assembled:
     """Hand the writer the buckets in id order; each bucket is read from every task's file and
     sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
+    import pyarrow.parquet as pq
+
     result = Assembled()
     digest = hashlib.sha256()
     writer = open_writer()
     with contextlib.ExitStack() as stack:
+        places = (
+            stack.enter_context(pq.ParquetWriter(positions, POSITIONS_SCHEMA, compression="zstd"))
+            if positions is not None
+            else None
+        )
         stack.callback(lambda: writer.abort() if not result.files else None)
         # Every task file stays open, read (not mapped: pages of a map count as memory while it
         # is open) a bucket's batches at a time, in the order of the tasks.
@@ -285,8 +328,14 @@ def _write_buckets(
                 chunk = table.take(order[start : start + BATCH_ROWS])
                 for d in chunk.column(DIGEST).to_pylist():
                     digest.update(d.encode())
-                chunk = chunk.drop_columns([DIGEST]).cast(schema)
+                if places is not None:
+                    places.write_table(
+                        pa.table([chunk.column("id"), chunk.column(PLACES)], POSITIONS_SCHEMA)
+                    )
+                chunk = chunk.drop_columns([DIGEST, PLACES]).cast(schema)
                 _collect_stats(result, chunk)
+                if names is not None and names != chunk.schema.names:
+                    chunk = chunk.rename_columns(names)
                 writer.write(chunk)
             del table, order, ids
             # Arrow's allocator keeps what a bucket took and the next does not reuse all of it.
@@ -314,4 +363,4 @@ def _collect_stats(result: Assembled, table: pa.Table) -> None:
     result.languages |= {x for x in table.column("language").unique().to_pylist() if x}
     venues = table.column("venue").to_pylist()
     years = table.column("year").to_pylist()
-    result.venues |= {f"{v} {y}" for v, y in set(zip(venues, years, strict=True)) if v}
+    result.venues |= {(v, y) for v, y in set(zip(venues, years, strict=True)) if v}

@@ -145,6 +145,17 @@ def length_stats(word_counts: list[int]) -> dict[str, Any]:
     }
 
 
+def _names(settings: Settings) -> dict[str, str]:
+    """What the card's prose calls the records and their text column (``noun``,
+    ``text_column``): "abstract", "abstracts", "Abstracts", "an abstract"."""
+    one, many = settings.noun
+    article = "an" if one[:1].lower() in "aeiou" else "a"
+    return {
+        "noun": one, "nouns": many, "Nouns": many[:1].upper() + many[1:],
+        "a_noun": f"{article} {one}", "text_column": settings.text_column,
+    }  # fmt: skip
+
+
 def render_card(
     settings: Settings,
     *,
@@ -208,6 +219,7 @@ def render_card(
         creators=list(settings.creators),
         homepage=settings.homepage,
         columns=columns,
+        **_names(settings),
         **stats,
     )
     return str(card).rstrip("\n") + "\n"

@@ -253,7 +253,7 @@ def _record_set(
 
 
 def _several(
-    parts: list[Part], schema: pa.Schema, descriptions: dict[str, str]
+    parts: list[Part], schema: pa.Schema, descriptions: dict[str, str], noun: str = "abstract"
 ) -> tuple[list, list]:
     """Distribution and record sets of a table in several files: a FileObject per file (with
     its checksum), a FileSet per split (``data/<split>-*.parquet``), a record set per split."""
@@ -285,7 +285,7 @@ def _several(
         )
         record_sets.append(
             _record_set(
-                schema, split, f"One record per abstract of the {split} split ({rows}).",
+                schema, split, f"One record per {noun} of the {split} split ({rows}).",
                 {"fileSet": {"@id": f"parquet-{split}"}}, descriptions,
             )
         )  # fmt: skip
@@ -297,7 +297,7 @@ def croissant_metadata(
     name: str,
     description: str,
     version: str,
-    license: str,
+    license: str | None,
     url: str | None,
     parquet_relpath: str,
     parquet_sha256: str,
@@ -308,6 +308,8 @@ def croissant_metadata(
     schema: pa.Schema = ARROW_SCHEMA,
     parts: list[Part] | None = None,
     descriptions: dict[str, str] = DESCRIPTIONS,
+    languages: list[str] | None = None,
+    noun: str = "abstract",
 ) -> dict[str, Any]:
     """Return the Croissant JSON-LD document describing the published parquet file.
 
@@ -320,7 +322,8 @@ def croissant_metadata(
     columns' ``descriptions`` default to the table of a build of text drops; a build with a
     field mapping passes its own (:class:`curate.dataset.table.Contract`). ``parts``, when the
     table is in several files (shards, splits), lists them: each split is then a record set of
-    its own.
+    its own. ``license`` (a URL, or a licence's name) is left out when None: no word stands
+    in for a licence not stated. ``languages`` are the records' (``inLanguage``).
     """
     if num_rows < 0:
         raise ValueError(f"num_rows must be >= 0, got {num_rows}")
@@ -333,8 +336,11 @@ def croissant_metadata(
         "name": name,
         "description": description,
         "version": version,
-        "license": license,
     }
+    if license is not None:
+        metadata["license"] = license
+    if languages:
+        metadata["inLanguage"] = list(languages)
     if url is not None:
         metadata["url"] = url
     if date_published is not None:
@@ -344,7 +350,9 @@ def croissant_metadata(
     if creators:
         metadata["creator"] = [{"@type": "sc:Person", "name": c} for c in creators]
     if parts is not None and len(parts) > 1:
-        metadata["distribution"], metadata["recordSet"] = _several(parts, schema, descriptions)
+        metadata["distribution"], metadata["recordSet"] = _several(
+            parts, schema, descriptions, noun
+        )
         return metadata
     metadata["distribution"] = [
         {
@@ -359,7 +367,7 @@ def croissant_metadata(
     ]
     metadata["recordSet"] = [
         _record_set(
-            schema, RECORD_SET_ID, f"One record per abstract ({num_rows} {rows}).", None,
+            schema, RECORD_SET_ID, f"One record per {noun} ({num_rows} {rows}).", None,
             descriptions,
         )
     ]  # fmt: skip

@@ -98,6 +98,10 @@ def facts(
     local = {f.path: n for f, n in zip(files, names, strict=True)}
     published = published_report(report, local)
     published.dropped = dropped
+    published.kept_macros = [
+        {"macro": name, "rows": n}
+        for name, n in sorted(table.kept_macros.items(), key=lambda kv: (-kv[1], kv[0]))
+    ]
     return Facts(
         settings, template, table, plan, report.records, dropped, source_entries(files, names),
         render_json(published), spool, contract,
@@ -150,6 +154,39 @@ def created() -> str | None:
     return datetime.fromtimestamp(int(epoch), tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def venues_phrase(pairs: set[tuple[str, int | None]], listed: int = 6) -> str:
+    """The venues and years of the records, for the card's first sentence: each pair while
+    there are at most ``listed`` (``ICML 2024, NeurIPS 2018``), else the venues and the span of
+    years (``AAAI, ACL, … and NeurIPS, 2005–2024``), so that 10 venues over 20 years are still
+    one sentence; more than 10 venues are counted past the first eight."""
+    if len(pairs) <= listed:
+        return ", ".join(sorted(f"{v} {y}" if y is not None else v for v, y in pairs))
+    names = sorted({v for v, _ in pairs})
+    if len(names) > 10:
+        shown = f"{len(names)} venues ({', '.join(names[:8])} and {len(names) - 8} more)"
+    else:
+        shown = ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
+    years = sorted({y for _, y in pairs if y is not None})
+    if not years:
+        return shown
+    if len(years) == 1:
+        return f"{shown}, {years[0]}"
+    if years[-1] - years[0] + 1 == len(years):
+        return f"{shown}, {years[0]}–{years[-1]}"
+    return f"{shown}, {len(years)} years from {years[0]} to {years[-1]}"
+
+
+def croissant_license(s: Settings) -> str | None:
+    """The licence as Croissant has it: its URL (SPDX's page, or ``license_link``), else the
+    Hub's name for it, else ``license_name``; nothing for a licence not stated."""
+    url = license_url(s)
+    if url is not None:
+        return url
+    if s.license == "unknown":
+        return None
+    return s.license_name if s.license == "other" else s.license
+
+
 def _stats(f: Facts) -> dict[str, Any]:
     table, plan = f.table, f.plan
     word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
@@ -159,8 +196,14 @@ def _stats(f: Facts) -> dict[str, Any]:
         "exact_merged": plan.exact_merged,
         "near_merged": plan.near_merged,
         "fingerprint": table.fingerprint,
-        "venues": ", ".join(sorted(table.venues)),
-        "sources": f.sources,
+        "venues": venues_phrase(table.venues),
+        # A source without a header (any file but a text drop) has none to show: a dash, in a
+        # project's own card template too, never Python's "None".
+        "sources": [
+            {**s, **{k: "—" for k in ("header", "header_language") if s[k] is None}}
+            for s in f.sources
+        ],
+        "headers": any(s["header"] is not None for s in f.sources),
         "length": length_stats(word_counts.tolist()),
         "markup": {k: table.markup[k] for k in residue.KINDS},
         "has_math": table.has_math,
@@ -209,7 +252,7 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
             description=s.description
             or f"{s.dataset_name or UNNAMED}: cleaned, deduplicated text records.",
             version=version,
-            license=license_url(s) or s.license,
+            license=croissant_license(s),
             url=s.homepage
             or (f"https://huggingface.co/datasets/{s.repo_id}" if s.repo_id else None),
             citation=s.citation,
@@ -221,6 +264,8 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
             parts=[Part(d.path, shas[d.path], d.split, d.rows) for d in files],
             schema=f.contract.schema,
             descriptions=f.contract.descriptions,
+            languages=sorted(f.table.languages),
+            noun=s.noun[0],
         ),
     )
     (stage / REPORT_JSON).write_text(f.report_json, encoding="utf-8")

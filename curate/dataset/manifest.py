@@ -27,6 +27,9 @@ REPORT_JSON = "validation-report.json"
 CHANGELOG = "CHANGELOG.md"
 REPORT_HTML = "report.html"  # the page for people: kept beside the release, never uploaded
 REJECTED = "rejected.parquet"  # what the build left out, if asked for: local, never uploaded
+# Where each row's sources are in their files (line, row): local, never uploaded, since a
+# release does not change when its sources are only reordered (see curate.dataset.table).
+POSITIONS = "positions.parquet"
 # The marker of a staging folder (see curate.release.output): never part of a build.
 STAGING_MARKER = ".curate-staging"
 

@@ -5,7 +5,8 @@ with, the pandera schema its rows are checked against before writing, the Huggin
 ``Features`` in the card and the Croissant fields are all generated from it, so they can never
 disagree about a column. A build of tabular sources publishes a :class:`Contract` that adds to
 it, from the same declarations: the extra columns its field mapping carries
-(``[tool.curate.mapping]``), and each occurrence's row and source id in ``sources``.
+(``[tool.curate.mapping]``) with ``source_id`` when it names an ``id``, and each occurrence's
+source id in ``sources``.
 
 The rows are checked as :mod:`validation.schema` checks the parsed records: the same rules are
 first evaluated in plain Python over the rows, which only proves "nothing to report"; where a
@@ -31,10 +32,12 @@ if TYPE_CHECKING:
 
     from validation.config import Config
 
+# An occurrence names its file, never its place in it (line, row): a source whose records are
+# only reordered gives the same table, byte for byte. The places are the build's
+# (`curate.dataset.manifest.POSITIONS`, beside the release), for the report and the diff.
 SOURCE_TYPE = pa.struct(
     [
         pa.field("file", pa.string(), nullable=False),
-        pa.field("line", pa.int32(), nullable=False),
         pa.field("header", pa.string()),
         pa.field("header_language", pa.string()),
         pa.field("match", pa.string(), nullable=False),
@@ -117,8 +120,9 @@ COLUMNS: list[Column] = [
     ),
     Column(
         "sources", pa.list_(SOURCE_TYPE),
-        "Every occurrence of this abstract in the drops: file, line, header, header language, "
-        "match (original, exact or near) and, for near-duplicates, the Jaccard similarity.",
+        "Every occurrence of this abstract in the drops, the kept one first, the others in the "
+        "order of their content: file, header, header language, match (original, exact or "
+        "near) and, for near-duplicates, the Jaccard similarity.",
         check=(_sources_ok, "sources must start with the original"),
     ),
 ]  # fmt: skip
@@ -130,9 +134,9 @@ MATCH_KINDS = ("original", "exact", "near")
 # What each occurrence of a record from a tabular source adds in `sources`; a build of text
 # drops alone keeps the struct above, and its releases' schema.
 TABULAR_SOURCE_FIELDS = (
-    pa.field("row", pa.int32()),  # CSV: the data row; Parquet, Arrow: the row (also `line`)
     pa.field("source_id", pa.string()),  # the id the source gives the record (mapped `id`)
 )
+SOURCE_ID = "source_id"  # the column of the kept occurrence's own id, when the mapping names one
 # The Arrow type of an extra column, by the name `[tool.curate.mapping]` declares it with.
 EXTRA_TYPES: dict[str, pa.DataType] = {
     "string": pa.string(),
@@ -172,6 +176,22 @@ class Contract:
     def pandera(self) -> Any:
         return _pandera_schema(self.columns)
 
+    def named(self, text_column: str = "abstract", noun: str = "abstract") -> Contract:
+        """The table as published: the text columns named ``text_column`` and
+        ``text_column``_raw, the descriptions calling a record ``noun``. The build makes and
+        checks its rows under the names of :data:`COLUMNS` and renames them as it writes."""
+        if (text_column, noun) == ("abstract", "abstract"):
+            return self
+        names = {"abstract": text_column, "abstract_raw": f"{text_column}_raw"}
+
+        def words(text: str) -> str:
+            return text.replace("`abstract`", f"`{text_column}`").replace("abstract", noun)
+
+        return Contract(
+            tuple(replace(c, name=names.get(c.name, c.name), description=words(c.description))
+                  for c in self.columns)
+        )  # fmt: skip
+
 
 TEXT = Contract(tuple(COLUMNS))  # the table of a build of text drops alone
 
@@ -187,9 +207,11 @@ def extra_column(name: str, kind: str, fields: list[str]) -> Column:
     )  # fmt: skip
 
 
-def contract_for(config: Config, tabular: bool) -> Contract:
+def contract_for(config: Config, tabular: bool, headers: bool = True) -> Contract:
     """The table of a build with these checks' settings (their field mapping's extra columns)
-    and, if ``tabular``, a source that is not a text drop."""
+    and, if ``tabular``, a source that is not a text drop; ``headers``: a text drop too. The
+    venue and year columns say where their values came from: a drop's header, the mapped
+    fields, the mapping's defaults."""
     from validation.mapping import extra_columns
 
     fields: dict[str, list[str]] = {}
@@ -199,21 +221,67 @@ def contract_for(config: Config, tabular: bool) -> Contract:
             if column.field not in named:
                 named.append(column.field)
     extra = tuple(extra_column(n, k, fields[n]) for n, k in extra_columns(config.mapping))
-    return _contract(extra, tabular)
+    languages = [f"`{e.language}`" for e in config.mapping.values() if e.language is not None]
+    language = DESCRIPTIONS["language"]
+    if languages:
+        language = (
+            f"Language of the abstract (ISO 639-1): from the source's field "
+            f"{' or '.join(dict.fromkeys(languages))}, else by script or langdetect."
+        )
+    ids = list(dict.fromkeys(e.id for e in config.mapping.values() if e.id is not None))
+    if ids:
+        extra = (source_id_column(ids), *(c for c in extra if c.name != SOURCE_ID))
+    origins = (_origin("venue", config, headers), _origin("year", config, headers), language)
+    return _contract(extra, tabular, origins if tabular else ())
+
+
+def _origin(what: str, config: Config, headers: bool) -> str:
+    """Where the ``what`` (venue or year) of a row came from, as its column's description."""
+    mapped = list(dict.fromkeys(getattr(e, what) for e in config.mapping.values()))
+    defaults = list(dict.fromkeys(getattr(e, f"default_{what}") for e in config.mapping.values()))
+    ways = ["named by the text drop's header"] if headers else []
+    named = [f"`{f}`" for f in mapped if f is not None]
+    if named:
+        ways.append(f"from the source's field {' or '.join(named)}")
+    given = [repr(d) if isinstance(d, str) else str(d) for d in defaults if d is not None]
+    if given:
+        ways.append(
+            f"else {' or '.join(given)} (the field mapping's `default_{what}`)" if named
+            else f"{' or '.join(given)}, as the field mapping's `default_{what}` says"
+        )  # fmt: skip
+    if not ways:
+        return f"{what.capitalize()}: null, as no source names one (map a field to `{what}`)."
+    return f"{what.capitalize()} of the record, {'; '.join(ways)}; null where none applies."
+
+
+def source_id_column(fields: list[str]) -> Column:
+    """The record's own id, as its source gives it: the key a user joins releases on (the
+    table's `id` is a hash of the text, so an edit changes it; this does not)."""
+    named = ", ".join(f"`{f}`" for f in fields)
+    return Column(
+        SOURCE_ID, pa.string(),
+        f"The id the sources give the record (their field {named}, as text), of the occurrence "
+        "kept when several merged into this row (`sources` has every one's); null for a record "
+        "without one.",
+        nullable=True,
+    )  # fmt: skip
 
 
 @functools.cache
-def _contract(extra: tuple[Column, ...], tabular: bool) -> Contract:
+def _contract(extra: tuple[Column, ...], tabular: bool, origins: tuple[str, ...] = ()) -> Contract:
     if not extra and not tabular:
         return TEXT
     columns = list(COLUMNS)
+    if origins:
+        described = dict(zip(("venue", "year", "language"), origins, strict=True))
+        columns = [replace(c, description=described.get(c.name, c.description)) for c in columns]
     if tabular:
         sources = pa.list_(pa.struct([*SOURCE_TYPE, *TABULAR_SOURCE_FIELDS]))
         columns = [
             replace(
                 c, type=sources,
-                description=c.description[:-1] + "; from a tabular source also its row and "
-                "the id the source gives it.",
+                description=c.description[:-1] + "; from a tabular source also the id the "
+                "source gives it.",
             ) if c.name == "sources" else c
             for c in columns
         ]  # fmt: skip
@@ -421,9 +489,9 @@ def _broken(cases: pd.DataFrame, rows: list[dict[str, Any]], shown: int = 3) -> 
     for case in cases.itertuples(index=False):
         where = seen.setdefault((str(case.column), str(case.check), str(case.failure_case)), [])
         if case.index is not None and not pd.isna(case.index):
-            sources = rows[int(case.index)].get("sources") or []
-            if sources:  # a row whose sources are broken has no place to point at
-                where.append(f"{sources[0]['file']}:{sources[0]['line']}")
+            places = rows[int(case.index)].get("_places") or []  # see dataset.assemble
+            if places:  # a row whose sources are broken has no place to point at
+                where.append(f"{places[0]['file']}:{places[0]['line']}")
     what = []
     for (column, check, value), where in list(seen.items())[:shown]:
         at = f" ({where[0]}{' and more rows' if len(where) > 1 else ''})" if where else ""

@@ -3,8 +3,9 @@
 Exact duplicates are records with the same id (the hash of the comparison key the ``duplicate``
 check uses) and near-duplicates the pairs the ``near-duplicate`` check reported, so what the
 report warns about is exactly what the build merges. The survivor of a group is the record the
-``keep`` policy prefers, its first record in file/line order among equals (``keep = "first"``:
-always the first).
+build prefers (:func:`curate.pipeline.build.survivor_preference`, which ranks every member of a
+group by the ``keep`` policy, the previous release and content, so that no two tie and the
+survivor never depends on the records' places); without a preference, the first.
 """
 
 from __future__ import annotations

@@ -11,8 +11,20 @@ from curate.dedupe.plan import MATCH_NEAR, MATCHES, Plan
 from curate.dedupe.policy import RowPolicy
 from validation.corpus import FileResult, RecordIndex
 
-# (record index in its file, its id, its sources, its flags) for each surviving record of a file
-FileTodo = list[tuple[int, str, list[dict[str, Any]], list[str]]]
+# (record index in its file, its id, its sources, its flags, the place of each of its sources:
+# line and row) for each surviving record of a file
+FileTodo = list[tuple[int, str, list[dict[str, Any]], list[str], list[dict[str, Any]]]]
+
+
+def _content_order(entry: tuple[dict[str, Any], dict[str, Any]]) -> tuple[Any, ...]:
+    """An occurrence's place among the merged ones: by what it says (file, source id, match,
+    similarity, header), never by where it is in its file, so a reordered source gives the
+    same ``sources``; occurrences alike in all of that differ only in their places."""
+    s = entry[0]
+    return tuple((v is None, "" if v is None else v) for v in (
+        s["file"], s.get("source_id"), s["match"], s["similarity"], s["header"],
+        s["header_language"],
+    ))  # fmt: skip
 
 
 def todo_by_file(
@@ -27,8 +39,10 @@ def todo_by_file(
 
     Made one file at a time, so the provenance of a million records is never all in memory.
     A survivor ``policy`` drops is left out with the exact duplicates merged into it (they
-    have its text, so its reasons). With ``tabular`` (the table's ``sources`` has the fields),
-    each occurrence also names its row and the id its source gives it.
+    have its text, so its reasons). With ``tabular`` (the table's ``sources`` has the field),
+    each occurrence also names the id its source gives it. The survivor comes first, the
+    others in the order of their content (:func:`_content_order`); each occurrence's line
+    and row are given apart, in the same order.
     """
     policy = policy or RowPolicy()
     index = RecordIndex(files)
@@ -36,18 +50,21 @@ def todo_by_file(
     lead_of_run = order[starts[:-1]]  # survivors, ascending: runs are sorted by leader
     run_file = index.file_of[lead_of_run]
 
-    def source(g: int) -> dict[str, Any]:
+    def source(g: int) -> tuple[dict[str, Any], dict[str, Any]]:
         fi, ri = index.where(g)
         f = files[fi]
         match = MATCHES[int(plan.match[g])]
-        return {
+        entry = {
             "file": names[fi],
-            "line": int(f.lines[ri]),
             "header": f.header.text if f.header else None,
             "header_language": f.header.language if f.header else None,
             "match": match,
             "similarity": round(float(plan.similarity[g]), 6) if match == MATCH_NEAR else None,
-        } | (_tabular(f, ri) if tabular else {})
+        }
+        if tabular:
+            entry["source_id"] = f.source_ids[ri] if f.source_ids is not None else None
+        row = int(f.rows[ri]) if f.rows is not None else 0  # 0: none, as in JSON Lines
+        return entry, {"line": int(f.lines[ri]), "row": row or None}
 
     # The survivors' runs of each file: the runs are in survivor order, so a file's are one span.
     bounds = np.searchsorted(run_file, np.arange(len(files) + 1))
@@ -62,14 +79,9 @@ def todo_by_file(
             rid = files[fi].ids[ri]
             if rid in policy.dropped:
                 continue
-            todo.append((ri, rid, [source(g) for g in members], policy.flags.get(rid, [])))
+            entries = [source(members[0]), *sorted(map(source, members[1:]), key=_content_order)]
+            todo.append((
+                ri, rid, [s for s, _ in entries], policy.flags.get(rid, []),
+                [p for _, p in entries],
+            ))  # fmt: skip
         yield fi, todo
-
-
-def _tabular(f: FileResult, ri: int) -> dict[str, Any]:
-    """The row (0 in ``rows``: none, as in JSON Lines) and source id of a record."""
-    row = int(f.rows[ri]) if f.rows is not None else 0
-    return {
-        "row": row or None,
-        "source_id": f.source_ids[ri] if f.source_ids is not None else None,
-    }

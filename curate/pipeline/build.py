@@ -36,7 +36,7 @@ from curate import release
 from curate.dataset import describe
 from curate.dataset.assemble import Assembled, assemble
 from curate.dataset.card import template_path as card_template_path
-from curate.dataset.manifest import MANIFEST, REJECTED, REPORT_HTML, write_json
+from curate.dataset.manifest import MANIFEST, POSITIONS, REJECTED, REPORT_HTML, write_json
 from curate.dataset.table import Contract, TableContractBroken, contract_for
 from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
 from curate.dataset.writers import open_writer
@@ -48,9 +48,9 @@ from curate.release import output
 from curate.report.html import RecordTexts, render_report
 from curate.scan.run import Rows
 from curate.settings import Settings
-from curate.transform.rows import Cleaning, raw_texts, spool_lengths
+from curate.transform.rows import Cleaning, raw_texts
 from validation.corpus import RecordIndex
-from validation.findings import Report, Severity
+from validation.findings import Report, Severity, count
 from validation.runner import counts
 
 Progress = Callable[[str], None]
@@ -85,6 +85,7 @@ class _Request:
     target: Path
     template: Path
     previous: release.Release | None
+    held: dict[str, Any] | None = None  # the manifest of the release --out holds
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,9 @@ def build(
     """
     say = progress or (lambda _msg: None)
     request = _request(paths, out, settings, version, previous, template, say)
-    checked = on_file or ((lambda p, n: say(f"checked {p} ({n} records)")) if verbose else None)
+    checked = on_file or (
+        (lambda p, n: say(f"checked {p} ({count(n, 'record')})")) if verbose else None
+    )
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
     try:
@@ -137,26 +140,28 @@ def build(
             run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
             # The table's columns: the mapping's extra ones, and a row and source id in
             # `sources` once a source is not a text drop.
-            contract = contract_for(settings.checks, any(f != "text" for f in run.formats))
+            contract = contract_for(
+                settings.checks, any(f != "text" for f in run.formats),
+                headers=any(f == "text" for f in run.formats),
+            )  # fmt: skip
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
-            ids = [i for f in run.files for i in f.ids]
-            prefer = survivor_preference(settings.keep, run, request.previous)
-            groups = plan(ids, decision.pairs, merge_near=settings.near_duplicates == "merge",
-                          prefer=prefer)  # fmt: skip
+            groups = _plan(run, decision, settings, request.previous, say)
             timings["validate (wall)"] = validated - started
             timings["dedupe plan"] = time.perf_counter() - validated
-            say(f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
-                "duplicates merged")  # fmt: skip
-            table = _assemble(run, groups, decision, settings, runner, stage, say, contract)
+            table = _assemble(
+                run, groups, decision, settings, runner, stage, say, contract, spool / POSITIONS
+            )
             timings.update(table.timings)
             report = _with_build_findings(run.report, table, settings)
             described = time.perf_counter()
             version, manifest, diff = _describe(
                 stage, request, settings, run, groups, decision, table, report, spool.name,
-                version, say, contract,
+                version, say, _published(contract, settings),
             )  # fmt: skip
-            local = _write_rejected(stage, run, decision) if settings.rejected else {}
+            local = _local_file(stage, spool / POSITIONS)
+            if settings.rejected:
+                local |= _write_rejected(stage, run, decision, settings)
             _write_page(stage, manifest, run, table, spool, local)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
     finally:
@@ -184,8 +189,14 @@ def _request(
     target = output.output_target(out, [Path(p) for p in paths])
     if version is not None:
         release.parse_version(version)
-    if previous is not None and not isinstance(previous, release.Release):
+    held = output.release_in(target)
+    if previous is None and held is not None:
+        previous = _release_in_out(target, out, held["version"], say)
+    elif previous is not None and not isinstance(previous, release.Release):
         previous = release.load_release(previous, say=say)
+    if held is not None and previous is not None and previous.version != held["version"]:
+        say(f"note: --out {out} holds v{held['version']}: this build follows {previous.label} "
+            "instead, and its CHANGELOG.md replaces the one there")  # fmt: skip
     if previous is not None and previous.version is None:
         raise release.ReleaseUsageError(
             f"{previous.label}: not a release (no manifest.json with a version), "
@@ -193,7 +204,23 @@ def _request(
         )
     if previous is not None and version is not None:
         release.decide_version(previous.version, None, version, previous.version)
-    return _Request(target, card_template_path(settings, template), previous)
+    return _Request(target, card_template_path(settings, template), previous, held)
+
+
+def _release_in_out(target: Path, out: str | Path, held: str, say: Progress) -> release.Release:
+    """The release ``--out`` holds, taken as the previous one: a build over it continues its
+    versions and changelog, never writes a lower version over it or drops its changelog."""
+    try:
+        found = release.load_release(target, say=say)
+    except release.ReleaseError as exc:
+        raise release.ReleaseUsageError(
+            f"{exc}; --out {out} holds release v{held}, which a build takes as the previous "
+            "one: restore it, remove it, or pass --previous REF and another --out"
+        ) from None
+    found.label = str(out)
+    say(f"--out {out} holds v{held}: taken as the previous release (--previous REF to "
+        "compare with another)")  # fmt: skip
+    return found
 
 
 def _validate(
@@ -214,9 +241,9 @@ def _validate(
         rows=Rows(spool, cleaning), **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
-    say(f"validated {len(run.files)} files, {report.records} records")
+    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
     if report.errors:
-        raise BuildRefused(f"validation found {len(report.errors)} errors", report)
+        raise BuildRefused(f"validation found {count(len(report.errors), 'error')}", report)
     return run
 
 
@@ -233,25 +260,95 @@ def _decide(run: ValidationRun, settings: Settings, say: Progress) -> _Decision:
     policy, dropped = decide_rows(report, run.files, run.names, settings.row_policy)
     if policy.dropped:
         pairs = policy.keeps(pairs, [i for f in run.files for i in f.ids])
-        say(f"row policy: {len(dropped)} records dropped")
+        say(f"row policy: {count(len(dropped), 'record')} dropped")
     return _Decision(pairs, policy, dropped)
 
 
+def _plan(
+    run: ValidationRun,
+    decision: _Decision,
+    settings: Settings,
+    previous: release.Release | None,
+    say: Progress,
+) -> Plan:
+    """Each record's survivor: exact and (with ``merge``) near duplicates grouped, the
+    survivor of each group chosen by :func:`survivor_preference`."""
+    ids = [i for f in run.files for i in f.ids]
+    prefer = survivor_preference(
+        settings.keep, run, previous, decision.pairs, f"{settings.text_column}_raw"
+    )
+    merge_near = settings.near_duplicates == "merge"
+    groups = plan(ids, decision.pairs, merge_near=merge_near, prefer=prefer)
+    say(f"deduplicated: {groups.exact_merged} exact and {groups.near_merged} near "
+        "duplicates merged")  # fmt: skip
+    return groups
+
+
 def survivor_preference(
-    keep: str, run: ValidationRun, previous: release.Release | None
-) -> np.ndarray | None:
-    """How much each record is preferred as its duplicate group's survivor, by ``keep``: None
-    for the first; the raw text's length; or 1 for a record of a file the previous release was
-    built from (by name), 0 for one of a new file (with no previous release, the first)."""
-    pairs = list(zip(run.files, run.names, run.spools, strict=True))
-    if keep == "longest":
-        parts = [spool_lengths(spool, f.n_records) for f, _, spool in pairs]
-    elif keep == "earliest-release" and previous is not None and previous.manifest:
-        old = {s.get("name") for s in previous.manifest.get("sources", [])}
-        parts = [np.full(f.n_records, float(name in old)) for f, name, _ in pairs]
-    else:
-        return None
-    return np.concatenate(parts) if parts else np.empty(0)
+    keep: str,
+    run: ValidationRun,
+    previous: release.Release | None,
+    pairs: list[NearPair],
+    raw_column: str = "abstract_raw",
+) -> np.ndarray:
+    """How much each record is preferred as its duplicate group's survivor (higher first), so
+    that the survivor never depends on where the records are in their files.
+
+    Only the records of a group of more than one are ranked (an id seen twice, a near pair);
+    for them, in turn: ``keep``'s own preference (``longest``: the longest raw text;
+    ``earliest-release``: the copy the previous release published, then one of a file it was
+    built from), then the copy the previous release published (the same id, raw text and
+    file; the same id and raw text; the same id), then their
+    content: the smaller id, the smaller raw text, the file's name, the source's own id. Two
+    records equal in all of that give the same row. ``raw_column`` is the previous release's
+    raw text column (``text_column``_raw).
+    """
+    counts: dict[str, int] = {}
+    ids = [i for f in run.files for i in f.ids]
+    for rid in ids:
+        counts[rid] = counts.get(rid, 0) + 1
+    grouped = {g for g, rid in enumerate(ids) if counts[rid] > 1}
+    grouped |= {g for a, b, _ in pairs for g in (a, b)}
+    prefer = np.zeros(len(ids))
+    if not grouped:
+        return prefer
+    index = RecordIndex(run.files)
+    wanted: dict[int, list[int]] = {}
+    for g in sorted(grouped):
+        fi, ri = index.where(g)
+        wanted.setdefault(fi, []).append(ri)
+    raw: dict[int, str] = {}
+    for fi, records in wanted.items():
+        spool = run.spools[fi]
+        texts = raw_texts(spool, records) if spool is not None else [""] * len(records)
+        base = int(index.offsets[fi])
+        raw.update((base + ri, text) for ri, text in zip(records, texts, strict=True))
+    rows = previous.rows if previous is not None else {}
+    old_files = (
+        {s.get("name") for s in (previous.manifest or {}).get("sources", [])}
+        if (previous is not None)
+        else set()
+    )
+
+    def key(g: int) -> tuple[Any, ...]:
+        fi, ri = index.where(g)
+        f, rid, text = run.files[fi], ids[g], raw[g]
+        own = f.source_ids[ri] if f.source_ids is not None else None
+        published = rows.get(rid) or {}
+        same = published.get(raw_column) == text
+        kept = (published.get("sources") or [{}])[0].get("file") == run.names[fi]
+        stable = (not (same and kept), not same, not published)
+        if keep == "longest":
+            policy: tuple[Any, ...] = (-len(text),)
+        elif keep == "earliest-release":
+            policy = (*stable, run.names[fi] not in old_files)
+        else:
+            policy = ()
+        return (*policy, *stable, rid, text, run.names[fi], own or "")
+
+    ranked = sorted(grouped, key=key)
+    prefer[ranked] = np.arange(len(ranked), 0, -1, dtype=np.float64)
+    return prefer
 
 
 def _assemble(
@@ -263,16 +360,20 @@ def _assemble(
     stage: Path,
     say: Progress,
     contract: Contract,
+    positions: Path,
 ) -> Assembled:
-    """The survivors' rows, with provenance and flags, in id order into the table writer."""
+    """The survivors' rows, with provenance and flags, in id order into the table writer, and
+    where their sources are into ``positions``."""
     try:
         return assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
             settings.math,
             lambda: open_writer(
-                DEFAULT_WRITER, stage, **_layout(settings), schema=contract.schema
+                DEFAULT_WRITER, stage, **_layout(settings),
+                schema=_published(contract, settings).schema,
             ),
-            scratch=stage, engine=runner, say=say, contract=contract,
+            scratch=stage, engine=runner, say=say, contract=contract, positions=positions,
+            published=_published(contract, settings).schema.names,
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
@@ -326,14 +427,51 @@ def _describe(
     else:
         data = [stage / f.path for f in table.files]
         chosen, manifest, diff = release.against_previous(
-            previous, stage, data, write, requested=version, say=say
-        )
+            previous, stage, data, write, requested=version, say=say,
+            positions=stage / spool / POSITIONS,
+        )  # fmt: skip
+    _over_held(request, chosen, manifest)
     write_json(stage / MANIFEST, manifest)
     return chosen, manifest, diff
 
 
+def _local_file(stage: Path, made: Path) -> dict[str, dict[str, Any]]:
+    """A file the build made in its working folder, moved beside the release (local: listed
+    under the manifest's local_files, never uploaded); returns its local_files entry."""
+    if not made.is_file():
+        return {}
+    made.rename(stage / made.name)
+    path = stage / made.name
+    return {made.name: {"sha256": sha256_file(path), "size": path.stat().st_size}}
+
+
+def _over_held(request: _Request, chosen: str, manifest: dict[str, Any]) -> None:
+    """Refuse to replace the release --out holds with a lower version, or with other content
+    under its version (two releases of one version): the build followed another release."""
+    held = request.held
+    if held is None:
+        return
+    version = held["version"]
+    what = None
+    if release.parse_version(version) > release.parse_version(chosen):
+        what = f"holds v{version}, newer than this build's v{chosen}"
+    elif version == chosen and held.get("fingerprint") != manifest.get("fingerprint"):
+        what = f"holds v{version} with other content"
+    if what:
+        raise release.ReleaseUsageError(
+            f"--out {request.target} {what}: a build never writes over a release that way; "
+            f"pass --previous {request.target} to follow it, or choose another --out"
+        )
+
+
+def _published(contract: Contract, settings: Settings) -> Contract:
+    """The table as its readers see it: the text columns by ``text_column``, the
+    descriptions by ``noun``."""
+    return contract.named(settings.text_column, settings.noun[0])
+
+
 def _write_rejected(
-    stage: Path, run: ValidationRun, decision: _Decision
+    stage: Path, run: ValidationRun, decision: _Decision, settings: Settings
 ) -> dict[str, dict[str, Any]]:
     """rejected.parquet: every record the row policies dropped, with its reasons and its raw
     text (from the spool), in the order of the report's list; returns its local_files entry."""
@@ -347,7 +485,9 @@ def _write_rejected(
             "file": [d["file"] for d in decision.dropped],
             "line": pa.array([d["line"] for d in decision.dropped], pa.int32()),
             "reasons": [d["reasons"] for d in decision.dropped],
-            "abstract_raw": [texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped],
+            f"{settings.text_column}_raw": [
+                texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped
+            ],
         }
     )
     path = stage / REJECTED

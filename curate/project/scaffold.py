@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath
 from string import Template
 
 from curate.errors import UsageError
@@ -27,8 +27,8 @@ FILES: dict[str, str] = {
     ".gitignore": "gitignore",
     ".github/workflows/validate.yml": "workflows/validate.yml",
     ".github/workflows/release.yml": "workflows/release.yml",
-    "sources/.gitkeep": "",
 }
+DEFAULT_SOURCES = "sources"  # the folder of the sources, unless `curate init --sources DIR`
 # Templates filled with string.Template ($name); the card is Jinja2 for the build, copied as is.
 FILLED = {"pyproject.toml", "workflows/validate.yml", "workflows/release.yml"}
 # The field mapping of a project whose sources have fields, at the end of pyproject.toml: its
@@ -51,6 +51,16 @@ def _mapping(format_name: str, text_field: str | None) -> str:
     lead = "# " if format_name == "text" else ""
     head = f"{lead}[tool.curate.mapping.{table}]\n{lead}{text:<{35 - len(lead)}}"
     return f"{head}  # the field holding the text\n{MAPPING_EXAMPLES}"
+
+
+def _sources_setting(text: str, folder: str) -> str:
+    """The config with ``sources`` set to ``folder``, when it is not the default (left as the
+    commented example then)."""
+    if folder == DEFAULT_SOURCES:
+        return text
+    example = '# sources = "sources"               '
+    setting = f"sources = {json.dumps(folder, ensure_ascii=False)}"
+    return text.replace(example, f"{setting:<36} ", 1)
 
 
 class InitRefused(Exception):
@@ -152,16 +162,24 @@ def init_project(
     format_name: str = "text",
     text_field: str | None = None,
     toolkit: str | None = None,
+    sources: str = DEFAULT_SOURCES,
 ) -> Scaffold:
     """Write a new dataset project into ``folder`` (created if missing), for sources in
     ``format_name``; a format with fields gets its mapping, its text in ``text_field``. Its
-    workflows install curate as :func:`toolkit_requirement` says for ``toolkit``.
+    workflows install curate as :func:`toolkit_requirement` says for ``toolkit``. The sources
+    go in ``sources`` (a folder of the project), which the settings name for every command
+    and which the validate workflow triggers on, with the file the settings are in.
 
     Raises :class:`InitRefused` naming every file that already exists, before writing any.
     """
     root = Path(folder)
     title = name or root.resolve().name or "dataset"
+    folder_name = source_folder(sources)
+    config = "curate.toml" if _present(root / "pyproject.toml") else "pyproject.toml"
     values = {
+        "folder": folder_name,
+        "folder_glob": json.dumps(f"{folder_name}/**", ensure_ascii=False),
+        "config": json.dumps(config),
         "name": title.replace('"', "'"),
         "repo_id": f"your-org/{_slug(title)}",
         "sources": sources_hint(format_name),
@@ -169,8 +187,10 @@ def init_project(
         "toolkit": json.dumps(toolkit_requirement(toolkit)),
     }
     files = dict(FILES)
+    if not _present(root / folder_name):  # a folder the repository has already is kept as is
+        files[f"{folder_name}/.gitkeep"] = ""
     notes = []
-    if _present(root / "pyproject.toml"):  # an existing project: its file stays as it is
+    if config == "curate.toml":  # an existing project: its pyproject.toml stays as it is
         files["curate.toml"] = files.pop("pyproject.toml")
     if _present(root / ".gitignore"):
         ignored = (TEMPLATES / files.pop(".gitignore")).read_text(encoding="utf-8").split()
@@ -187,7 +207,7 @@ def init_project(
             if template in FILLED:
                 text = Template(text).substitute(values)
             if rel in ("pyproject.toml", "curate.toml"):  # (not in the template: it stays valid)
-                text += _mapping(format_name, text_field)
+                text = _sources_setting(text, folder_name) + _mapping(format_name, text_field)
             if rel == "curate.toml":
                 text = _own_table(text)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -196,6 +216,17 @@ def init_project(
             fh.write(text)
         written.append(target)
     return Scaffold(root, written, notes)
+
+
+def source_folder(given: str) -> str:
+    """``--sources DIR`` as the settings and the workflow name it: a folder inside the project,
+    written with ``/`` (the workflow's path filter is relative to the repository)."""
+    parts = PurePath(given.strip()).parts
+    if not parts or PurePath(given).is_absolute() or ".." in parts:
+        raise UsageError(f"--sources {given!r}: give a folder inside the project, e.g. data/raw")
+    if any(c in given for c in '"*?[]{}!\\\n'):
+        raise UsageError(f"--sources {given!r}: a folder name without quotes or glob characters")
+    return PurePosixPath(*parts).as_posix()
 
 
 def _present(path: Path) -> bool:

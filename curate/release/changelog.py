@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from curate.release.diff import counts_line
+from curate.release.diff import counts_line, keyed, moved_line
 
 if TYPE_CHECKING:
     from curate.release.diff import Diff
@@ -38,12 +38,24 @@ def _code_list(names: list[str]) -> str:
     return ", ".join(f"`{n}`" for n in names)
 
 
+def _tick(text: str) -> str:
+    """Text for a code span: a backtick in it would end the span."""
+    return text.replace("`", "'")
+
+
+def _id(diff: Diff, row_id: str) -> str:
+    return _tick(keyed(diff, row_id))
+
+
 def changelog_section(diff: Diff, version: str, previous: str) -> str:
     """The changelog entry of ``version``: what changed since ``previous``."""
     level = diff.level
     title = f"## {version}" + (f" ({level} release)" if level else "")
     lines = [title, ""]
     lines.append(f"Compared with {previous}: {counts_line(diff)}.")
+    moved = moved_line(diff)
+    if moved:
+        lines.append(f"{moved[0].upper()}{moved[1:]}.")
     lines.append(f"Content fingerprint `{diff.new['fingerprint']}`.")
     if not level:
         lines += ["", "No change to the records, the schema or the metadata."]
@@ -59,20 +71,21 @@ def changelog_section(diff: Diff, version: str, previous: str) -> str:
             )
 
     section("Schema changes", diff.schema)
-    section("Added", [f"`{i}`: {_md(e)}" for i, e in diff.added])
-    section("Removed", [f"`{i}`: {_md(e)}" for i, e in diff.removed])
+    section(
+        "Edited",
+        [(f"`{_tick(e.source_id)}`: " if e.source_id is not None else "")
+         + f"`{e.old_id}` → `{e.new_id}` ({e.similarity:.0%} similar): {_md_words(e.words)}"
+         for e in diff.edited],
+    )  # fmt: skip
+    section("Added", [f"`{_id(diff, i)}`: {_md(e)}" for i, e in diff.added])
+    section("Removed", [f"`{_id(diff, i)}`: {_md(e)}" for i, e in diff.removed])
     section(
         "Changed",
         [
-            f"`{c.id}` ({_code_list(c.columns)}): {_md(c.before)} → {_md(c.after)}"
+            f"`{_id(diff, c.id)}` ({_code_list(c.columns)}): {_md(c.before)} → {_md(c.after)}"
             for c in diff.changed
         ],
     )
-    section(
-        "Edited",
-        [f"`{e.old_id}` → `{e.new_id}` ({e.similarity:.0%} similar): {_md_words(e.words)}"
-         for e in diff.edited],
-    )  # fmt: skip
     section("Metadata", [_md(m) for m in diff.metadata])
     return "\n".join(lines) + "\n"
 

@@ -63,6 +63,7 @@ class Edit:
     new_id: str
     similarity: float  # word-shingle Jaccard of the two texts
     words: str  # the word diff: ``[-removed-]{+added+}`` with a few words around each change
+    source_id: str | None = None  # the id the sources give the record, which matched them
 
 
 @dataclass
@@ -75,6 +76,10 @@ class Diff:
     edited: list[Edit] = field(default_factory=list)  # neither in added nor in removed
     schema: list[str] = field(default_factory=list)
     metadata: list[str] = field(default_factory=list)
+    # Records the same in both whose sources are at other lines or rows of their files (None:
+    # a side without positions); never a change of the release, whose table names no places.
+    moved: int | None = None
+    source_ids: dict[str, str] = field(default_factory=dict)  # row id -> its sources' own id
 
     @property
     def data_changed(self) -> bool:
@@ -90,6 +95,10 @@ class Diff:
             return "patch"  # an edit is a text change of the same record, like a changed one
         return None
 
+    def _own(self, row_id: str) -> dict[str, str]:
+        own = self.source_ids.get(row_id)
+        return {SOURCE_ID: own} if own is not None else {}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "old": self.old,
@@ -102,12 +111,19 @@ class Diff:
                 "removed": len(self.removed),
                 "changed": len(self.changed),
                 "edited": len(self.edited),
+                "moved": self.moved,
             },
             "schema": self.schema,
-            "added": [{"id": i, "excerpt": e} for i, e in self.added],
-            "removed": [{"id": i, "excerpt": e} for i, e in self.removed],
+            "added": [{"id": i, **self._own(i), "excerpt": e} for i, e in self.added],
+            "removed": [{"id": i, **self._own(i), "excerpt": e} for i, e in self.removed],
             "changed": [
-                {"id": c.id, "columns": c.columns, "before": c.before, "after": c.after}
+                {
+                    "id": c.id,
+                    **self._own(c.id),
+                    "columns": c.columns,
+                    "before": c.before,
+                    "after": c.after,
+                }
                 for c in self.changed
             ],
             "edited": [
@@ -116,6 +132,7 @@ class Diff:
                     "new_id": e.new_id,
                     "similarity": round(e.similarity, 4),
                     "words": e.words,
+                    **({SOURCE_ID: e.source_id} if e.source_id is not None else {}),
                 }
                 for e in self.edited
             ],
@@ -147,6 +164,34 @@ def schema_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list
     if common_old != common_new:
         out.append("columns reordered: " + ", ".join(f"`{n}`" for n in common_new))
     return out
+
+
+PLACES = ("line", "row")  # where an occurrence was in its file: never a change of a record
+
+
+def _same(column: str, value: Any) -> Any:
+    """A column's value as releases compare it: ``sources`` without the places of its
+    occurrences, which a release before they left the table still holds."""
+    if column != "sources" or not isinstance(value, list):
+        return value
+    return [{k: v for k, v in s.items() if k not in PLACES} if isinstance(s, dict) else s
+            for s in value]  # fmt: skip
+
+
+def _positions(release: Release) -> dict[str, list[tuple[Any, ...]]] | None:
+    """Where each row's sources are: the build's positions, or those its table still held
+    (a release before they left it), or None."""
+    if release.positions is not None:
+        return release.positions
+    rows = list(release.rows.values())
+    if not rows or not all(
+        isinstance(s, dict) and "line" in s for s in (rows[0].get("sources") or [None])
+    ):
+        return None
+    return {
+        k: [(s["file"], s["line"], s.get("row")) for s in row["sources"]]
+        for k, row in release.rows.items()
+    }
 
 
 def _text_column(row: dict[str, Any]) -> str:
@@ -208,9 +253,16 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
     passes what differs once the version is set aside)."""
     diff = Diff(old=old.summary(), new=new.summary())
     old_ids, new_ids = set(old.rows), set(new.rows)
-    diff.edited = edits(
-        {k: old.rows[k] for k in old_ids - new_ids}, {k: new.rows[k] for k in new_ids - old_ids}
-    )
+    removed = {k: old.rows[k] for k in old_ids - new_ids}
+    added = {k: new.rows[k] for k in new_ids - old_ids}
+    by_key = same_source_id(removed, added)
+    diff.edited = sorted(
+        by_key + edits(
+            {k: v for k, v in removed.items() if k not in {e.old_id for e in by_key}},
+            {k: v for k, v in added.items() if k not in {e.new_id for e in by_key}},
+        ),
+        key=lambda e: e.new_id,
+    )  # fmt: skip
     edited_old = {e.old_id for e in diff.edited}
     edited_new = {e.new_id for e in diff.edited}
     for key in sorted(new_ids - old_ids - edited_new):
@@ -221,12 +273,26 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
         diff.removed.append((key, excerpt(row.get(_text_column(row)))))
     for key in sorted(old_ids & new_ids):
         a, b = old.rows[key], new.rows[key]
-        columns = [c for c in dict.fromkeys([*a, *b]) if a.get(c) != b.get(c)]
+        # A column only one side has is a schema change, said once, not a change of each row.
+        columns = [c for c in a if c in b and _same(c, a[c]) != _same(c, b[c])]
         if not columns:
             continue
-        shown = next((c for c in ("abstract", "abstract_raw", "text") if c in columns), columns[0])
+        text = _text_column(a)
+        shown = next((c for c in (text, f"{text}_raw") if c in columns), columns[0])
         before, after = change_excerpt(a.get(shown), b.get(shown))
         diff.changed.append(RowChange(key, columns, before, after))
+    for rows, keys in (
+        (new.rows, [k for k, _ in diff.added] + [c.id for c in diff.changed]),
+        (old.rows, [k for k, _ in diff.removed]),
+    ):
+        diff.source_ids |= {k: str(rows[k][SOURCE_ID]) for k in keys
+                            if rows[k].get(SOURCE_ID) is not None}  # fmt: skip
+    before, after = _positions(old), _positions(new)
+    if before is not None and after is not None:
+        differ = {c.id for c in diff.changed}
+        diff.moved = sum(
+            1 for k in old_ids & new_ids if k not in differ and before.get(k) != after.get(k)
+        )  # fmt: skip
     diff.schema = schema_changes(old.schema, new.schema)
     diff.metadata = (
         metadata if metadata is not None else manifest_changes(old.manifest, new.manifest)
@@ -242,8 +308,44 @@ WORD_CONTEXT = 4  # words shown around each change of a word diff
 
 
 def _raw(row: dict[str, Any]) -> str:
-    value = row.get("abstract_raw", row.get(_text_column(row)))
+    text = _text_column(row)
+    value = row.get(f"{text}_raw", row.get(text))
     return value if isinstance(value, str) else _one_line(value)
+
+
+SOURCE_ID = "source_id"  # the column of the sources' own id (curate.dataset.table.SOURCE_ID)
+
+
+def same_source_id(
+    removed: dict[str, dict[str, Any]], added: dict[str, dict[str, Any]]
+) -> list[Edit]:
+    """The added records that are edits of removed ones by the id their sources give them:
+    one record on each side with that ``source_id``, whatever their similarity (an edit
+    changes the table's ``id``, a hash of the text, not the user's key)."""
+
+    def keyed(rows: dict[str, dict[str, Any]]) -> dict[str, str]:
+        seen: dict[str, list[str]] = {}
+        for rid, row in rows.items():
+            if row.get(SOURCE_ID) is not None:
+                seen.setdefault(str(row[SOURCE_ID]), []).append(rid)
+        return {key: ids[0] for key, ids in seen.items() if len(ids) == 1}
+
+    before, after = keyed(removed), keyed(added)
+    out = []
+    for key in sorted(before.keys() & after.keys()):
+        a, b = _raw(removed[before[key]]), _raw(added[after[key]])
+        out.append(Edit(before[key], after[key], _similarity(a, b), word_diff(a, b), key))
+    return out
+
+
+def _similarity(a: str, b: str) -> float:
+    from validation.normalize import comparison_words
+    from validation.sketch import jaccard_hashes, shingle_hashes
+
+    return float(jaccard_hashes(
+        shingle_hashes(comparison_words(a), EDIT_SHINGLE),
+        shingle_hashes(comparison_words(b), EDIT_SHINGLE),
+    ))  # fmt: skip
 
 
 def edits(removed: dict[str, dict[str, Any]], added: dict[str, dict[str, Any]]) -> list[Edit]:
@@ -285,7 +387,10 @@ def edits(removed: dict[str, dict[str, Any]], added: dict[str, dict[str, Any]]) 
             continue
         taken_old.add(a)
         taken_new.add(b)
-        out.append(Edit(old_id, new_id, -neg, word_diff(texts[a], texts[b])))
+        own = added[new_id].get(SOURCE_ID)
+        edit = Edit(old_id, new_id, -neg, word_diff(texts[a], texts[b]))
+        edit.source_id = own if own is not None and own == removed[old_id].get(SOURCE_ID) else None
+        out.append(edit)
     return sorted(out, key=lambda e: e.new_id)
 
 
@@ -323,16 +428,38 @@ def _name(summary: dict[str, Any]) -> str:
 
 
 def counts_line(diff: Diff) -> str:
-    edited = f", {len(diff.edited)} edited" if diff.edited else ""
+    edited = f"{len(diff.edited)} edited, " if diff.edited else ""
     return (
-        f"{diff.old['rows']} → {diff.new['rows']} records: {len(diff.added)} added, "
-        f"{len(diff.removed)} removed, {len(diff.changed)} changed{edited}"
+        f"{diff.old['rows']} → {diff.new['rows']} records: {edited}{len(diff.added)} added, "
+        f"{len(diff.removed)} removed, {len(diff.changed)} changed"
     )
+
+
+def moved_line(diff: Diff) -> str | None:
+    """The one line for records that only moved: their places are not part of a release."""
+    if not diff.moved:
+        return None
+    what = "record" if diff.moved == 1 else "records"
+    return f"{diff.moved} {what} moved within their files (not a change: the table names no lines)"
+
+
+def keyed(diff: Diff, row_id: str) -> str:
+    """A row's id, with the id its sources give it where the table has one."""
+    own = diff.source_ids.get(row_id)
+    return f"{row_id} ({own})" if own is not None else row_id
+
+
+def edit_line(e: Edit) -> str:
+    own = f"{e.source_id}: " if e.source_id is not None else ""
+    return f"{own}{e.old_id} → {e.new_id}  ({e.similarity:.0%} similar)"
 
 
 def render_text(diff: Diff, limit: int | None = 50) -> str:
     """The terminal summary of ``curate diff``."""
     lines = [f"{_name(diff.old)} → {_name(diff.new)}", counts_line(diff)]
+    moved = moved_line(diff)
+    if moved:
+        lines.append(moved)
     lines.append("schema: " + ("; ".join(diff.schema) if diff.schema else "unchanged"))
     lines.append(f"bump: {diff.level or 'none (identical content)'}")
 
@@ -345,16 +472,13 @@ def render_text(diff: Diff, limit: int | None = 50) -> str:
         if len(shown) < len(items):
             lines.append(f"  … and {len(items) - len(shown)} more (--format json lists all)")
 
-    section("added", [f"+ {i}  {e}" for i, e in diff.added])
-    section("removed", [f"- {i}  {e}" for i, e in diff.removed])
+    section("edited", [f"~ {edit_line(e)}  {e.words}" for e in diff.edited])
+    section("added", [f"+ {keyed(diff, i)}  {e}" for i, e in diff.added])
+    section("removed", [f"- {keyed(diff, i)}  {e}" for i, e in diff.removed])
     section(
         "changed",
-        [f"~ {c.id}  [{', '.join(c.columns)}]  {c.before}  →  {c.after}" for c in diff.changed],
-    )
-    section(
-        "edited",
-        [f"~ {e.old_id} → {e.new_id}  ({e.similarity:.0%} similar)  {e.words}"
-         for e in diff.edited],
+        [f"~ {keyed(diff, c.id)}  [{', '.join(c.columns)}]  {c.before}  →  {c.after}"
+         for c in diff.changed],
     )  # fmt: skip
     section("metadata", diff.metadata)
     return "\n".join(lines) + "\n"

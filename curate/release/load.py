@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from curate.dataset.manifest import CHANGELOG, MANIFEST
+from curate.dataset.manifest import CHANGELOG, MANIFEST, POSITIONS, REPORT_JSON
 from curate.errors import NoPreviousRelease, ReleaseError, ReleaseUsageError
 from curate.release import hub
 from curate.release.versions import SEMVER, parse_version
@@ -39,6 +39,9 @@ class Release:
     manifest: dict[str, Any] | None = None
     changelog: str | None = None
     arrow: pa.Schema | None = None  # the Parquet files' schema, to digest the rows as written
+    report: bytes | None = None  # its validation-report.json, as published
+    # Where each row's sources were in their files, by id (a build folder's positions.parquet)
+    positions: dict[str, list[tuple[Any, ...]]] | None = None
 
     @property
     def fingerprint_version(self) -> int:
@@ -116,6 +119,7 @@ def read_folder(folder: Path, label: str | None = None) -> Release:
     label = label or str(folder)
     manifest = None
     changelog = None
+    report = None
     manifest_path = folder / MANIFEST
     if manifest_path.is_file():
         try:
@@ -138,10 +142,32 @@ def read_folder(folder: Path, label: str | None = None) -> Release:
         paths = [folder / name for name in parquet_names]
         if CHANGELOG in listed:
             changelog = (folder / CHANGELOG).read_text(encoding="utf-8")
+        if REPORT_JSON in listed and (folder / REPORT_JSON).is_file():
+            report = (folder / REPORT_JSON).read_bytes()
     else:
         paths = sorted(folder.glob("data/**/*.parquet")) or sorted(folder.glob("*.parquet"))
     rows, schema, arrow = read_parquet_files(paths, label)
-    return Release(label, rows, schema, manifest, changelog, arrow)
+    positions = read_positions(folder / POSITIONS) if manifest is not None else None
+    return Release(label, rows, schema, manifest, changelog, arrow, report, positions)
+
+
+def read_positions(path: Path) -> dict[str, list[tuple[Any, ...]]] | None:
+    """Where each row's sources are, by id, as a build wrote them beside its table (None
+    without the file, or one that does not read: it only ever adds a count of moves)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        return None
+    try:
+        table = pq.read_table(path)
+        ids, places = table.column("id").to_pylist(), table.column("sources").to_pylist()
+    except (OSError, KeyError, pa.ArrowException):
+        return None
+    return {
+        rid: [(p["file"], p["line"], p["row"]) for p in occ]
+        for rid, occ in zip(ids, places, strict=True)
+    }
 
 
 def manifest_key_problem(rel: object) -> str | None:
@@ -248,7 +274,7 @@ def _download(
                 repo_type="dataset",
                 revision=revision,
                 local_dir=local,
-                allow_patterns=[MANIFEST, CHANGELOG, "*.parquet"],
+                allow_patterns=[MANIFEST, CHANGELOG, REPORT_JSON, "*.parquet"],
                 token=token,
             ),
             what,

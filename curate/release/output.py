@@ -90,6 +90,16 @@ def _manifest_files(folder: Path) -> dict[str, Any] | None:
     return {**files, **local} if isinstance(local, dict) else files
 
 
+def release_in(folder: Path) -> dict[str, Any] | None:
+    """The manifest of the curate build ``folder`` holds, if it has a version (else None): a
+    build into it then follows that release rather than write over it unawares."""
+    files = _manifest_files(folder) if folder.is_dir() else None
+    if files is None:
+        return None
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return manifest if isinstance(manifest.get("version"), str) else None
+
+
 def foreign_entries(folder: Path) -> list[str]:
     """What in ``folder`` is not part of a previous curate build (empty: it is ours, or empty).
 

@@ -41,6 +41,7 @@ from curate.errors import ReleaseUsageError
 from curate.release import hub
 from curate.release.load import latest_tag, manifest_key_problem
 from curate.release.versions import SEMVER, parse_version
+from validation.findings import count
 
 IGNORED_REMOTE = {".gitattributes"}  # created by the Hub with the repository
 
@@ -223,11 +224,22 @@ def check_folder(folder: str | Path) -> LocalRelease:
     problems = _check_parquet(files, manifest) + _check_croissant(files)
     if problems:
         raise PublishError(f"{folder} is not a sound release: " + "; ".join(problems))
+    manifest_bytes = published_manifest(manifest, manifest_bytes)
     sha = hashlib.sha256(manifest_bytes).hexdigest()
     files[MANIFEST] = LocalFile(
         MANIFEST, sha, len(manifest_bytes), git_blob_oid(manifest_bytes), manifest_bytes
     )
     return LocalRelease(folder, manifest, files)
+
+
+def published_manifest(manifest: dict[str, Any], data: bytes) -> bytes:
+    """The manifest as uploaded: without ``local_files``, the hashes of the files that stay
+    beside the build (its page, the places of its records), which change when the sources are
+    only reordered; a release that does not change is then the same bytes on the Hub."""
+    if "local_files" not in manifest:
+        return data
+    kept = {k: v for k, v in manifest.items() if k != "local_files"}
+    return (json.dumps(kept, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def _read_manifest(folder: Path) -> tuple[dict[str, Any], bytes]:
@@ -433,9 +445,10 @@ def publish(
     if built_for and built_for != repo_id:
         raise PublishError(
             f"{local.folder} was built for {built_for} (its card and Croissant file name it); "
-            f"set repo_id = {repo_id!r} in [tool.curate] and rebuild, or publish to {built_for}"
+            f"set repo_id = {repo_id!r} in the settings and rebuild, or publish to {built_for}"
         )
-    say(f"{local.folder}: v{local.version}, {len(local.files)} files checked against {MANIFEST}")
+    checked = count(len(local.files), "file")
+    say(f"{local.folder}: v{local.version}, {checked} checked against {MANIFEST}")
 
     with hub.connection(f"publishing to {repo_id}"):
         return _publish(local, repo_id, private, dry_run, token, say, sleep)
@@ -478,7 +491,7 @@ def _publish(
     total = sum(f.size for f in local.files.values())
     result.plan = [
         *([plan_repo] if plan_repo else []),
-        f"upload {len(local.files)} files ({_size(total)}) in one commit {message!r}"
+        f"upload {count(len(local.files), 'file')} ({_size(total)}) in one commit {message!r}"
         + (f" on top of main@{head[:12]}" if head else ""),
         *[f"  {f.path}  {_size(f.size)}  sha256 {f.sha256[:16]}" for f in local.files.values()],
         *[f"delete {path} (not in this release)" for path in stale],
@@ -502,7 +515,7 @@ def _publish(
 
     sha = _commit(session, local, head, stale, message)
     result.commit = sha
-    say(f"committed {len(local.files)} files to {repo_id}: {sha[:12]} {message!r}")
+    say(f"committed {count(len(local.files), 'file')} to {repo_id}: {sha[:12]} {message!r}")
     _tag(session, local, sha)
     result.action = "published"
     say(f"tagged {sha[:12]} as {local.tag}")

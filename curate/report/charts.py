@@ -109,9 +109,13 @@ def _x_ticks(
     return out
 
 
-def length_chart(word_counts: list[int]) -> Markup:
-    """A histogram of words per abstract: the bins matplotlib's ``hist`` drew (``numpy.histogram``
-    with min(40, max(5, distinct values)) equal bins), on a count axis from 0."""
+def length_chart(
+    word_counts: list[int], noun: tuple[str, str] = ("abstract", "abstracts")
+) -> Markup:
+    """A histogram of words per record (``noun``: singular, plural): the bins matplotlib's
+    ``hist`` drew (``numpy.histogram`` with min(40, max(5, distinct values)) equal bins), on a
+    count axis from 0."""
+    one, many = noun
     import numpy as np
 
     height = 260.0
@@ -146,7 +150,7 @@ def length_chart(word_counts: list[int]) -> Markup:
         bars.append(
             f'<rect x="{_num(x(edges[i]))}" y="{_num(y(n))}" '
             f'width="{_num(x(edges[i + 1]) - x(edges[i]))}" height="{_num(bottom - y(n))}">'
-            f"<title>{words}: {_plural(n, 'abstracts')}</title></rect>"
+            f"<title>{words}: {_plural(n, many)}</title></rect>"
         )
     bars.append("</g>")
     yticks = _ticks(0, y1, bottom - top, Y_ROOM)
@@ -155,7 +159,7 @@ def length_chart(word_counts: list[int]) -> Markup:
     body = [
         *bars,
         _axes(left, top, right, bottom),
-        *_x_ticks(xticks, x, bottom, "words per abstract", (left + right) / 2),
+        *_x_ticks(xticks, x, bottom, f"words per {one}", (left + right) / 2),
         f'<path d="{ymarks}" stroke="{INK}" stroke-width="1"/><g text-anchor="end">',
         *[
             f'<text x="{_num(left - TICK - 3)}" y="{_num(y(t))}" dy=".35em">{t:,}</text>'
@@ -163,17 +167,17 @@ def length_chart(word_counts: list[int]) -> Markup:
         ],
         "</g>",
         f'<text text-anchor="middle" transform="translate({_num(FONT)} '
-        f'{_num((top + bottom) / 2)}) rotate(-90)">abstracts</text>',
+        f'{_num((top + bottom) / 2)}) rotate(-90)">{many}</text>',
     ]
     if word_counts:
         desc = (
-            f"Histogram of {_plural(len(word_counts), 'abstracts')} by words per abstract, "
+            f"Histogram of {_plural(len(word_counts), many)} by words per {one}, "
             f"{len(counts)} bins from {min(word_counts):,} to {max(word_counts):,} words; the "
-            f"fullest bin holds {_plural(max(counts), 'abstracts')}."
+            f"fullest bin holds {_plural(max(counts), many)}."
         )
     else:
-        desc = "No abstracts."
-    return _svg("lengths", height, "Abstract lengths", desc, body)
+        desc = f"No {many}."
+    return _svg("lengths", height, f"{one[:1].upper()}{one[1:]} lengths", desc, body)
 
 
 def bar_chart(

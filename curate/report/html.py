@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 from jinja2 import Environment
 from markupsafe import Markup
 
-from curate.dataset.manifest import REPORT_HTML
+from curate.dataset.manifest import POSITIONS, REPORT_HTML
 from curate.io import sha256_file
 from curate.report.charts import COLOURS, bar_chart, length_chart
 from validation.measures import percentile
@@ -47,7 +47,7 @@ class ReportError(Exception):
 
 @dataclass
 class Member:
-    where: str  # file:line
+    where: str  # file:line, and the source's own id
     match: str  # original, exact or near
     similarity: float | None
     text: str | Markup | None  # the record as found (its differences marked), if at hand
@@ -118,7 +118,26 @@ def _record_texts(
     return out
 
 
-def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str, Any]]:
+def _text_columns(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The table's text columns, ``(the page's name for it, the table's)``: the build's
+    ``text_column`` and its raw twin (``abstract`` unless the settings name another)."""
+    settings = manifest.get("settings")
+    name = settings.get("text_column", "abstract") if isinstance(settings, dict) else "abstract"
+    return (("abstract", str(name)), ("abstract_raw", f"{name}_raw"))
+
+
+def _noun(manifest: dict[str, Any]) -> tuple[str, str]:
+    """What the build calls a record, singular and plural (``noun``)."""
+    settings = manifest.get("settings")
+    noun = settings.get("noun") if isinstance(settings, dict) else None
+    return (str(noun[0]), str(noun[1])) if isinstance(noun, list) and len(noun) == 2 else (
+        "abstract", "abstracts"
+    )  # fmt: skip
+
+
+def _rows(
+    files: list[pq.ParquetFile], indexes: set[int], text: tuple[tuple[str, str], ...]
+) -> dict[int, dict[str, Any]]:
     """The rows at ``indexes`` (global row numbers), reading only the row groups holding them:
     the page shows a few dozen rows, and the text columns of all the others are most of the
     table."""
@@ -130,10 +149,10 @@ def _rows(files: list[pq.ParquetFile], indexes: set[int]) -> dict[int, dict[str,
             local = sorted(i - row for i in indexes if row <= i < row + n)
             if local:
                 items: list[dict[str, Any]] = [{} for _ in local]
-                for column in ("id", "abstract", "abstract_raw"):  # one text column at a time
+                for key, column in (("id", "id"), *text):  # one text column at a time
                     values = pf.read_row_group(group, columns=[column]).column(0).take(local)
                     for item, value in zip(items, values.to_pylist(), strict=True):
-                        item[column] = value
+                        item[key] = value
                     del values
                     # Arrow's allocator keeps what a row group's texts took and a later one
                     # does not reuse all of it: given back (a 300,000-row build's peak: -300 MB).
@@ -159,6 +178,7 @@ class _Build:
     changelog: str | None  # the newest section: what changed since the previous release
     measures: dict[str, Any]  # what the threshold checks measured, beside their thresholds
     dropped: list[dict[str, Any]]  # the records the build left out: id, file, line, reasons
+    kept_macros: list[dict[str, Any]]  # the macros of the TeX kept as it is: macro, rows
 
 
 @dataclass
@@ -167,10 +187,11 @@ class _Scan:
 
     word_counts: list[int]
     languages: Counter[str]
-    clusters: list[tuple[int, list[dict[str, Any]]]]  # (row, its sources), rows of several
+    clusters: list[tuple[int, list[dict[str, Any]], str]]  # (row, its sources, id): several
     changed: list[int]  # rows whose abstract differs from its raw text, if asked for
     rows: int
-    flagged: list[tuple[int, list[str], str]] = field(default_factory=list)  # (row, flags, where)
+    # (row, flags, its first source, id) of the first rows kept with a flag
+    flagged: list[tuple[int, list[str], list[dict[str, Any]], str]] = field(default_factory=list)
     flagged_total: int = 0
 
 
@@ -191,10 +212,12 @@ def _read_build(folder: Path) -> _Build:
     summary: dict[str, Any] = {}
     measures: dict[str, Any] = {}
     dropped: list[dict[str, Any]] = []
+    kept_macros: list[dict[str, Any]] = []
     if report_path.is_file():
         data = json.loads(report_path.read_text(encoding="utf-8"))
         findings, summary = data.get("findings", []), data.get("summary", {})
         measures, dropped = data.get("measures", {}), data.get("dropped", [])
+        kept_macros = data.get("kept_macros", [])
     changelog_path = folder / "CHANGELOG.md"
     changelog = None
     if changelog_path.is_file():
@@ -202,16 +225,19 @@ def _read_build(folder: Path) -> _Build:
         sections = re.split(r"(?m)^(?=## )", text)
         newest = next((s for s in sections if s.startswith("## ")), text)
         changelog = newest.strip()
-    return _Build(manifest, files, findings, summary, changelog, measures, dropped)
+    return _Build(manifest, files, findings, summary, changelog, measures, dropped, kept_macros)
 
 
-def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
+def _scan_rows(
+    files: list[pq.ParquetFile], find_changed: bool, text: tuple[tuple[str, str], ...]
+) -> _Scan:
     """One pass in batches keeps memory flat; the texts of the few rows shown are read in a
     second pass."""
     out = _Scan([], Counter(), [], [], 0)
-    columns = ["language", "word_count", "sources", "flags"]
+    columns = ["id", "language", "word_count", "sources", "flags"]
+    (_, clean_name), (_, raw_name) = text
     if find_changed:
-        columns += ["abstract", "abstract_raw"]
+        columns += [clean_name, raw_name]
     row = 0
     for pf in files:
         for batch in pf.iter_batches(batch_size=20_000, columns=columns):
@@ -220,7 +246,7 @@ def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
                 lang or "not checked" for lang in batch.column("language").to_pylist()
             )
             if find_changed:
-                raw, clean = batch.column("abstract_raw"), batch.column("abstract")
+                raw, clean = batch.column(raw_name), batch.column(clean_name)
                 differs = pc.not_equal(raw, clean).to_pylist()
                 out.changed += [row + k for k, d in enumerate(differs) if d]
             flags = batch.column("flags")
@@ -230,32 +256,75 @@ def _scan_rows(files: list[pq.ParquetFile], find_changed: bool) -> _Scan:
             if room > 0 and len(with_flags):
                 take = with_flags[:room].tolist()
                 firsts = batch.column("sources").take(take).to_pylist()
+                ids = batch.column("id").take(take).to_pylist()
                 out.flagged += [
-                    (row + k, f, f"{src[0]['file']}:{src[0]['line']}")
-                    for k, f, src in zip(take, flags.take(take).to_pylist(), firsts, strict=True)
+                    (row + k, f, src[:1], i)
+                    for k, f, src, i in zip(
+                        take, flags.take(take).to_pylist(), firsts, ids, strict=True
+                    )
                 ]
             n_sources = pc.list_value_length(batch.column("sources")).to_pylist()
             multi = [k for k, n in enumerate(n_sources) if n > 1]
             if multi:
                 occ = batch.column("sources").take(multi).to_pylist()
-                out.clusters += [(row + k, o) for k, o in zip(multi, occ, strict=True)]
+                ids = batch.column("id").take(multi).to_pylist()
+                out.clusters += [(row + k, o, i) for k, o, i in zip(multi, occ, ids, strict=True)]
             row += batch.num_rows
     out.rows = row
-    out.clusters.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[1][0]["line"]))
+    out.clusters.sort(key=lambda c: (-len(c[1]), c[1][0]["file"], c[2]))
     return out
 
 
+def _placed(folder: Path, scan: _Scan) -> None:
+    """The line of each occurrence the page shows, from the positions the build wrote beside
+    the table (the table names files, not places); without them, an occurrence is its file
+    and the id its source gives it."""
+    wanted = {c[2] for c in scan.clusters[:CLUSTER_LIMIT]} | {f[3] for f in scan.flagged}
+    places: dict[str, list[dict[str, Any]]] = {}
+    path = folder / POSITIONS
+    if wanted and path.is_file():
+        table = pq.read_table(path)
+        table = table.filter(pc.is_in(table.column("id"), pa.array(sorted(wanted))))
+        places = dict(zip(table.column("id").to_pylist(), table.column("sources").to_pylist(),
+                          strict=True))  # fmt: skip
+
+    def at(sources: list[dict[str, Any]], rid: str) -> list[dict[str, Any]]:
+        found = places.get(rid) or []
+        lines = [p["line"] for p in found] if len(found) == len(sources) else [None] * len(sources)
+        return [{**s, "line": line} for s, line in zip(sources, lines, strict=True)]
+
+    scan.clusters = [(r, at(occ, rid), rid) for r, occ, rid in scan.clusters]
+    scan.flagged = [(r, f, at(src, rid), rid) for r, f, src, rid in scan.flagged]
+
+
+def _texts_wanted(
+    clusters: list[tuple[int, list[dict[str, Any]], str]], dropped: list[dict[str, Any]]
+) -> set[tuple[str, int]]:
+    """The (file, line) of the records whose text the page shows and the table has not: the
+    merged copies of the clusters shown (where their lines are known) and the dropped rows."""
+    merged = {(s["file"], s["line"]) for _, occ, _ in clusters for s in occ[1:] if s["line"]}
+    return merged | {(d["file"], d["line"]) for d in dropped}
+
+
+def _where(source: dict[str, Any]) -> str:
+    """``file:line`` (the file alone when the line is not known), and the id the source
+    gives the record, which names it better than a line that moves when the file is sorted."""
+    where = source["file"] + (f":{source['line']}" if source.get("line") is not None else "")
+    own = source.get("source_id")
+    return f"{where} (id {own})" if own else where
+
+
 def _clusters(
-    shown: list[tuple[int, list[dict[str, Any]]]],
+    shown: list[tuple[int, list[dict[str, Any]], str]],
     rows: dict[int, dict[str, Any]],
     texts: dict[str, str],
 ) -> list[dict[str, Any]]:
     clusters = []
-    for i, occurrences in shown:
+    for i, occurrences, _ in shown:
         kept = rows[i]["abstract_raw"]
         members = []
         for k, s in enumerate(occurrences):
-            where = f"{s['file']}:{s['line']}"
+            where = _where(s)
             text = kept if k == 0 else texts.get(where)
             # A merged copy shows where it differs from the kept text (<ins>: its own words).
             shown_text = text if k == 0 or text is None else _diff(kept, text)[1]
@@ -265,12 +334,15 @@ def _clusters(
 
 
 def _charts(
-    word_counts: list[int], languages: Counter[str], by_code: dict[str, dict[str, Any]]
+    word_counts: list[int],
+    languages: Counter[str],
+    by_code: dict[str, dict[str, Any]],
+    noun: tuple[str, str] = ("abstract", "abstracts"),
 ) -> dict[str, Markup | None]:
     code_labels = list(by_code)
     by_count = sorted(languages.items(), key=lambda kv: (-kv[1], kv[0]))
     return {
-        "lengths": length_chart(word_counts),
+        "lengths": length_chart(word_counts, noun),
         "languages": bar_chart(
             "languages",
             "Languages",
@@ -278,7 +350,7 @@ def _charts(
             [k for k, _ in by_count],
             [v for _, v in by_count],
             [COLOURS["languages"]] * len(by_count),
-            "abstracts",
+            noun[1],
         ),
         "findings": (
             bar_chart(
@@ -304,13 +376,20 @@ def _left_out(
     rows: dict[int, dict[str, Any]],
     texts: dict[str, str],
 ) -> dict[str, Any]:
-    """The rows the build dropped and those it flagged, with their texts."""
+    """The rows the build dropped and those it flagged, with their texts, and the macros of
+    the TeX it kept."""
     return {
+        "kept_macros": build.kept_macros,
         "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
         "dropped_total": len(build.dropped),
         "flagged": [
-            {"id": rows[i]["id"], "flags": f, "where": where, "text": rows[i]["abstract_raw"]}
-            for i, f, where in scan.flagged
+            {
+                "id": rows[i]["id"],
+                "flags": f,
+                "where": _where(src[0]),
+                "text": rows[i]["abstract_raw"],
+            }
+            for i, f, src, _ in scan.flagged
         ],
         "flagged_total": scan.flagged_total,
     }
@@ -336,6 +415,20 @@ def _findings_view(
     return by_file, first
 
 
+def _wanted_texts(
+    wanted: set[tuple[str, int]],
+    record_texts: RecordTexts | None,
+    manifest: dict[str, Any],
+    sources: Iterable[str | Path],
+) -> dict[str, str]:
+    """The texts of the records at ``wanted`` (file, line): from the build, else the drops."""
+    if not wanted:
+        return {}
+    if record_texts is not None:
+        return record_texts(wanted)
+    return _record_texts(_source_texts(manifest, sources), wanted)
+
+
 def collect(
     folder: str | Path,
     sources: Iterable[str | Path] = (),
@@ -353,23 +446,19 @@ def collect(
     folder = Path(folder)
     build = _read_build(folder)
     manifest, summary = build.manifest, build.summary
-    scan = _scan_rows(build.files, changed is None)
+    text = _text_columns(build.manifest)
+    scan = _scan_rows(build.files, changed is None, text)
+    _placed(folder, scan)
     clusters_shown = scan.clusters[:CLUSTER_LIMIT]
     if changed is None:
         changed = scan.changed
     step = max(1, len(changed) // CLEANED_SAMPLE)
     sampled = [int(i) for i in changed[::step][:CLEANED_SAMPLE]]
-    flagged_rows = {i for i, _, _ in scan.flagged}
-    rows = _rows(build.files, {i for i, _ in clusters_shown} | set(sampled) | flagged_rows)
+    flagged_rows = {i for i, _, _, _ in scan.flagged}
+    rows = _rows(build.files, {i for i, _, _ in clusters_shown} | set(sampled) | flagged_rows, text)
     dropped = build.dropped[:DROPPED_LIMIT]
-    merged_copies = {(s["file"], s["line"]) for _, occ in clusters_shown for s in occ[1:]}
-    wanted = merged_copies | {(d["file"], d["line"]) for d in dropped}
-    if not wanted:
-        texts = {}
-    elif record_texts is not None:
-        texts = record_texts(wanted)
-    else:
-        texts = _record_texts(_source_texts(manifest, sources), wanted)
+    wanted = _texts_wanted(clusters_shown, dropped)
+    texts = _wanted_texts(wanted, record_texts, manifest, sources)
     sample = []
     for i in sampled:
         raw, clean = _diff(rows[i]["abstract_raw"], rows[i]["abstract"])
@@ -413,7 +502,8 @@ def collect(
         "sample": sample,
         "changed_total": len(changed),
         "changelog": _markdown(build.changelog) if build.changelog else None,
-        "charts": _charts(scan.word_counts, scan.languages, by_code),
+        "charts": _charts(scan.word_counts, scan.languages, by_code, _noun(manifest)),
+        "noun": _noun(manifest),
         "sources": manifest.get("sources", []),
     }
 

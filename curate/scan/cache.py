@@ -47,14 +47,25 @@ FLUSH_ENTRIES = 20_000
 Warn = Callable[[str], None]
 
 
+class Notice(str):
+    """A message through ``warn`` that is news only to who asked for detail (``-v``): the cache
+    starting over after a settings change is what a settings change does, not a fault."""
+
+    only_verbose = True
+
+
 @functools.lru_cache(maxsize=8)
 def _fingerprint(settings: str) -> str:
     digest = hashlib.sha256(FORMAT.encode())
     digest.update(version().encode())
     package = Path(validation.__file__).parent
-    # The checks' code and every source format's reader: what a cached result was made by.
-    for path in [*sorted(package.glob("*.py")), *formats.module_files()]:
-        digest.update(path.name.encode())
+    # The checks' code (with the tables of its subpackages: the macro tables of
+    # validation/texpackages feed the rendered form that signatures are made of) and every
+    # source format's reader: what a cached result was made by.
+    own = sorted(package.rglob("*.py"), key=lambda p: p.relative_to(package).as_posix())
+    for path in [*own, *formats.module_files()]:
+        name = path.relative_to(package).as_posix() if path.is_relative_to(package) else path.name
+        digest.update(name.encode())
         digest.update(path.read_bytes())
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())
     # The signatures come from rensa: an upgrade of it that hashes differently changes no
@@ -219,8 +230,10 @@ class ValidationCache:
         rows = self._check_meta(db)
         if rows.get("fingerprint") not in (None, self.fingerprint):
             self.warn(
-                f"cache {self.path} was written by other checks or settings; "
-                "its entries are stale and are dropped"
+                Notice(
+                    f"cache {self.path} was written by other checks or settings; "
+                    "its entries are stale and are dropped"
+                )
             )
             db.execute("DELETE FROM entries")
         db.execute("INSERT OR REPLACE INTO meta VALUES ('format', ?)", (FORMAT,))

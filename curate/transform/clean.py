@@ -36,8 +36,8 @@ from pylatexenc import latexwalker
 from pylatexenc.latex2text import LatexNodes2Text, MacroTextSpec, get_default_latex_context_db
 from pylatexenc.macrospec import MacroSpec
 
-from curate.transform import texmath
-from validation import normalize, residue, texsymbols
+from curate.transform import texmacros, texmath
+from validation import normalize, residue, texpackages, texsymbols
 
 __all__ = ["CleanResult", "clean_text"]
 
@@ -348,6 +348,7 @@ def _tag_to_text(m: re.Match[str]) -> str:
 # `\\` is a line break; `\*` and `` \` `` are Markdown escapes; the rest are TeX's. Each escaped
 # character is set aside so that it stays literal.
 _ESCAPE = re.compile(r"\\\\|\\([*_#$%&{}]|`(?![{A-Za-z]))")
+_VERB = re.compile(r"\\verb\*?([^A-Za-z\s*])(.+?)\1")
 _TEX_URL = re.compile(r"\\url\s*\{([^{}]*)\}|\\href\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
 
 
@@ -468,11 +469,15 @@ def _accent(m: re.Match[str]) -> str:
 
 # Commands by what they do in running text.
 _FONT_SWITCHES = frozenset(
+    "negthinspace "
     "it bf em sc rm tt sf sl up md itshape bfseries scshape upshape slshape mdseries normalfont "
     "rmfamily sffamily ttfamily tiny scriptsize footnotesize small normalsize large Large LARGE "
     "huge Huge noindent centering raggedright raggedleft nobreak".split()
 )
-_SPACES = frozenset("par newline linebreak smallskip medskip bigskip hfill quad qquad".split())
+_SPACES = frozenset(
+    "par newline linebreak smallskip medskip bigskip hfill quad qquad thinspace enspace enskip "
+    "medspace thickspace".split()
+)
 _UNWRAP = frozenset(
     "textbf textit emph texttt textsc textsf textrm textsl textup textmd textnormal underline "
     "uline mbox hbox makebox fbox text textsuperscript textsubscript textls ensuremath "
@@ -491,6 +496,11 @@ _TEX_SYMBOLS = {" ": " ", ",": " ", ";": " ", ":": " ", ">": " ", "!": "", "@": 
 # pylatexenc's macros that stand for a fixed string (\ldots, \dag, \alpha, \textendash, …);
 # not \today (the date of the build) and not the placeholders it writes for what it drops.
 _NOT_SYMBOLS = frozenset({"today"})
+# Quotation commands (csquotes' `\\enquote{x}` is “x”): the marks their package prints.
+# Abbreviations (cvpr.sty's `\\eg`): their text, whose final dot goes before a dot of the prose.
+_ABBREVIATIONS = {m.name: m.prints for m in texpackages.entries() if m.kind == "abbreviation"}
+_QUOTES = {m.name: tuple(m.prints.split("x")) for m in texpackages.entries() if m.kind == "quote"}
+_PACKAGE_SYMBOLS = texpackages.symbols()
 
 
 @lru_cache(maxsize=1024)
@@ -500,7 +510,7 @@ def _symbol(name: str) -> str | None:
     # The macros validation/texsymbols.py adds or corrects (`\\degree`, `\\micron`, `\\arcsec`,
     # astronomers' units typed in prose), and operator names, which TeX prints as themselves
     # (`10\\deg` is "10 deg").
-    if name in texsymbols.ADDITIONS or name in texsymbols.OVERRIDES:
+    if name in texsymbols.ADDITIONS or name in texsymbols.OVERRIDES or name in _PACKAGE_SYMBOLS:
         return texsymbols.symbols()[name]
     if name in texmath.OPERATOR_NAMES:
         return "mod" if name == "bmod" else name
@@ -522,6 +532,19 @@ _TEX_TOKEN = re.compile(r"\\([A-Za-z]+)\*?|\\(.)|([{}])", re.S)
 _LEADING_SPACE = re.compile(r"\s*")
 
 
+def _pair_braces(tokens: list[re.Match[str]]) -> dict[int, int]:
+    """Each brace token's partner (both ways); an unpaired brace has none."""
+    partner: dict[int, int] = {}
+    stack: list[int] = []
+    for i, t in enumerate(tokens):
+        if t.group(3) == "{":
+            stack.append(i)
+        elif t.group(3) == "}" and stack:
+            j = stack.pop()
+            partner[i], partner[j] = j, i
+    return partner
+
+
 def _tex_commands(text: str, saved: _Saved) -> str:
     """Commands and braces, in one walk over the tokens: what each stands for in running text.
 
@@ -535,15 +558,8 @@ def _tex_commands(text: str, saved: _Saved) -> str:
     tokens = list(_TEX_TOKEN.finditer(text))
     if not tokens:
         return text
-    partner: dict[int, int] = {}
-    stack: list[int] = []
-    for i, t in enumerate(tokens):
-        if t.group(3) == "{":
-            stack.append(i)
-        elif t.group(3) == "}" and stack:
-            j = stack.pop()
-            partner[i], partner[j] = j, i
-    action: dict[int, str] = {}  # opening brace index -> "unwrap" | "paren" | "keep"
+    partner = _pair_braces(tokens)
+    action: dict[int, str] = {}  # opening brace -> "unwrap" | "paren" | "keep" | a quote
     out: list[str] = []
     pos = 0
     i = 0
@@ -570,9 +586,14 @@ def _tex_commands(text: str, saved: _Saved) -> str:
                     pos = tokens[partner[arg]].end()
             elif name == "footnote" and arg is not None:
                 action[arg] = "paren"
+            elif name in _QUOTES and arg is not None:
+                action[arg] = name
             elif name in _UNWRAP:
                 if arg is not None:
                     action[arg] = "unwrap"
+            elif name in _ABBREVIATIONS:
+                repl = _ABBREVIATIONS[name]
+                out.append(repl[:-1] if text.startswith(".", pos) else repl)
             elif (repl := _symbol(name)) is not None:
                 before = next((piece for piece in reversed(out) if piece), "")
                 if repl[:1].isalpha() and len(repl) > 1 and before[-1:].isalnum():
@@ -582,9 +603,9 @@ def _tex_commands(text: str, saved: _Saved) -> str:
                 converted = _known_with_argument(name, text[t.start() : tokens[partner[arg]].end()])
                 if converted is not None:
                     out.append(converted)
-                    pos = tokens[partner[arg]].end()
-                else:
-                    action[arg] = "unwrap"
+                else:  # unknown (`\\benchname{}`, `\\ch{CH3+}`): kept as typed, like a bare one
+                    out.append(saved.keep_tex(text[t.start() : tokens[partner[arg]].end()]))
+                pos = tokens[partner[arg]].end()
             else:
                 out.append(saved.keep_tex(t.group()))
         elif symbol is not None:
@@ -595,10 +616,10 @@ def _tex_commands(text: str, saved: _Saved) -> str:
             else:
                 act = action.get(i) or _bare_group(text, t.end(), tokens, i, partner[i])
                 action[i] = act
-                out.append({"paren": " (", "keep": "{"}.get(act, ""))
+                out.append({"paren": " (", "keep": "{"}.get(act, _QUOTES.get(act, ("",))[0]))
         else:  # "}"
             act = action.get(partner[i], "keep") if i in partner else "keep"
-            out.append({"paren": ")", "keep": "}"}.get(act, ""))
+            out.append({"paren": ")", "keep": "}"}.get(act, _QUOTES.get(act, ("", ""))[-1]))
         i += 1
     out.append(text[pos:])
     return "".join(out)
@@ -653,6 +674,8 @@ def _text_mode(text: str, saved: _Saved) -> str:
     """Clean the text around the math spans (which are behind markers already)."""
     if "<" in text:
         text = residue.HTML.sub(_tag_to_text, text)
+    if "\\verb" in text:  # LaTeX's verbatim text, `\\verb|CosMomentum|`: as typed
+        text = _VERB.sub(lambda m: saved.keep(m.group(2)), text)
     if "\\" in text:
         text = _ESCAPE.sub(lambda m: " " if m.group(1) is None else saved.keep(m.group(1)), text)
     text = _links(text, saved)
@@ -690,6 +713,90 @@ _PROSE_SYMBOL = re.compile(
 )
 
 
+# A formula typed in prose without dollars that starts with a command only math or a package
+# has (`\operatorname H_{v, \epsilon}f(x)`, `\frac{dy}y`, `\ce{H2O}`, `\SI{3}{\kilo\metre}`):
+# the whole run, up to the next blank outside braces, is converted as one formula by the math
+# converter, or kept whole as TeX; never half converted by text mode.
+_MATH_STARTERS = sorted(
+    {
+        *"frac dfrac tfrac sqrt operatorname mathcal mathbb mathrm mathbf mathfrak mathscr mathsf "
+        "mathit hat widehat tilde widetilde bar overline vec dot ddot left".split()
+    }
+    | {m.name for m in texpackages.entries() if texmacros.defines(m.name)},
+    key=lambda n: (-len(n), n),
+)
+_PROSE_MATH = re.compile(r"\\(?=[A-Za-z])(?:" + "|".join(_MATH_STARTERS) + r")(?![A-Za-z])")
+# Scripts with a command or a star inside (`SgrA^*_{\mathrm{Keck}}`), which residue.SCRIPTS
+# leaves to text mode.
+_PROSE_SCRIPTS = re.compile(
+    r"(?=[\^_])(?<=[\w)\]])(?:\^\*|[\^_]\{(?:[^{}$\n]|\{[^{}$\n]*\}){1,60}\})+"
+)
+
+
+def _prose_scripts(m: re.Match[str], convert: Callable[[str], str]) -> str:
+    """Only the scripts residue.SCRIPTS does not take (a command or a star in them)."""
+    run = m.group()
+    return convert("$" + run + "$") if "\\" in run or "^*" in run else run
+
+
+def _group_end(text: str, pos: int) -> int:
+    """The index after the brace group that opens at ``pos`` (-1 if it does not close)."""
+    depth = 0
+    for k in range(pos, min(len(text), pos + 400)):
+        depth += {"{": 1, "}": -1}.get(text[k], 0)
+        if depth == 0:
+            return k + 1
+    return -1
+
+
+def _token_end(text: str, pos: int) -> int:
+    if text[pos] == "{":
+        return _group_end(text, pos)
+    if text[pos] == "\\":
+        m = _TEX_TOKEN.match(text, pos)
+        return m.end() if m else pos + 1
+    return pos + 1
+
+
+def _prose_run(text: str, start: int, name_end: int, name: str) -> int:
+    """Where a prose formula that starts with ``\\name`` at ``start`` ends (-1: not one)."""
+    pos = name_end
+    if name == "left":  # `\\left( … \\right)`: blanks inside belong to the formula
+        close = text.find("\\right", pos, pos + 400)
+        if close < 0:
+            return -1
+        pos = close + len("\\right") + 1
+    for _ in range(texmath.arity(name)):  # its arguments, a blank before each allowed
+        while pos < len(text) and text[pos] == " ":
+            pos += 1
+        if pos >= len(text) or text[pos] in "$" + _MARK:
+            return -1
+        pos = _token_end(text, pos)
+        if pos < 0:
+            return -1
+    while pos < len(text) and not text[pos].isspace() and text[pos] not in "$}'\"`" + _MARK:
+        pos = _token_end(text, pos)
+        if pos < 0:
+            return -1
+    while pos > name_end and text[pos - 1] in ".,;:":  # the sentence's, not the formula's
+        pos -= 1
+    return pos
+
+
+def _set_aside_prose_math(text: str, convert: Callable[[str], str]) -> str:
+    out: list[str] = []
+    pos = 0
+    for m in _PROSE_MATH.finditer(text):
+        if m.start() < pos or text[max(0, m.start() - 2) : m.start()] in ("_{", "^{"):
+            continue  # inside a script: the script is the formula (`SgrA^*_{\mathrm{Keck}}`)
+        end = _prose_run(text, m.start(), m.end(), m.group()[1:])
+        if end < 0:
+            continue
+        out += [text[pos : m.start()], convert("$" + text[m.start() : end] + "$")]
+        pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
 # Display environments typed in prose (`such that \begin{align*} \frac{1}{n} … \end{align*}`):
 # curate.transform.texmath writes no environment faithfully, and text mode read them as prose
 # (`\frac`
@@ -723,6 +830,42 @@ def _set_aside_environments(text: str, keep: Callable[[str], str]) -> str:
         out += [text[pos : m.start()], keep(text[m.start() : end])]
         pos = end
     return "".join(out) + text[pos:] if out else text
+
+
+# A TeX quote typed between dollars (`like$"$ deep image prior$"$`, `$``$deep decoder$"$`): a
+# quotation mark of the prose, not a formula (in math `"` and `` ` `` print nothing meant).
+_MATH_QUOTE = re.compile(r"\s*(?<!\\)\$(``|''|\"|`|')\$\s*")
+_OPENS = {"``": "“", "`": "‘"}
+_CLOSES = {"''": "”", "'": "’"}
+
+
+def _math_quotes(text: str) -> str:
+    """Each quote span a curly quote: `` and ` open, a `"` opens and the next closes, and ''
+    and ' close only a quote opened so (else they are primes: `1.$''$6` is 1.″6); an opening
+    quote hugs the word after it, a closing one the word before."""
+    out: list[str] = []
+    pos = 0
+    opened = {"double": False, "single": False}
+    dollars, counted = 0, 0  # `$` before the match: odd inside a formula (`$x$'$y$`)
+    for m in _MATH_QUOTE.finditer(text):
+        dollars += text.count("$", counted, m.start())
+        counted = m.start()
+        mark = m.group(1)
+        kind = "single" if mark in ("`", "'") else "double"
+        opens = mark in _OPENS or (mark == '"' and not opened["double"])
+        if dollars % 2 or not (opens or opened[kind]):
+            continue
+        counted = m.end()  # its own two dollars leave the count even
+        opened[kind] = opens
+        before = text[pos : m.start()]
+        if opens:
+            lead = " " if before and not before.endswith(("(", "[")) else ""
+            out += [before, lead, _OPENS.get(mark, "“")]
+        else:
+            tail = " " if m.group().endswith(" ") else ""
+            out += [before, _CLOSES.get(mark, "”"), tail]
+        pos = m.end()
+    return "".join(out) + text[pos:]
 
 
 # A record escaped twice by a scraper (`$30\\%$`, `\\sqrt{\\min\\{n, \\kappa\\}}`):
@@ -773,15 +916,21 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
         if residue.may_have("latex", text):
             if "\\begin{" in text:
                 text = _set_aside_environments(text, keep_as_tex)
+            if '$"$' in text or "$`" in text or "$'" in text:
+                text = _math_quotes(text)
             text = residue.MATH.sub(lambda m: convert(m.group()), text)
             # Symbols typed without dollars (`69.9\pm 1.4`, `\sigma_v`) are formulas too.
+            if "\\" in text:
+                text = _set_aside_prose_math(text, convert)
+            if "^*" in text or "_{\\" in text or "^{\\" in text:
+                text = _PROSE_SCRIPTS.sub(lambda m: _prose_scripts(m, convert), text)
             if "\\" in text:
                 text = _PROSE_SYMBOL.sub(lambda m: convert(f"${m.group()}$"), text)
             # Scripts typed without dollars (`4x10^{-4}`) are formulas too: converted as one.
             if "^{" in text or "_{" in text:  # what every script starts with
                 text = residue.SCRIPTS.sub(lambda m: convert(f"${m.group()}$"), text)
         text = saved.restore(_text_mode(text, saved))
-        kept += saved.tex
+        kept += [saved.restore(tex) for tex in saved.tex]  # `\\github{url}`: the URL back in
     return CleanResult(
         text=_normalise(text),
         kinds=kinds,

@@ -19,7 +19,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
@@ -140,13 +139,3 @@ def raw_texts(spool: str | Path, records: list[int]) -> list[str]:
     what the near-duplicate check and the report read instead of parsing the drop again."""
     raw = read_spool(spool).column("abstract_raw")
     return [raw[ri].as_py() for ri in records]
-
-
-def spool_lengths(spool: str | Path | None, records: int) -> np.ndarray:
-    """The length in characters of each record's raw text, from its file's spool."""
-    if spool is None or records == 0:
-        return np.zeros(records)
-    import pyarrow.compute as pc
-
-    raw = read_spool(spool).column("abstract_raw")
-    return pc.utf8_length(raw).to_numpy(zero_copy_only=False).astype(np.float64)

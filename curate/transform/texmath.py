@@ -34,6 +34,7 @@ from functools import lru_cache
 from pylatexenc import latexwalker, macrospec
 
 from curate.settings import MATH_POLICIES
+from curate.transform import texmacros as packages
 from validation import texsymbols
 
 __all__ = ["MATH_POLICIES", "OPERATOR_NAMES", "MathResult", "convert"]
@@ -128,6 +129,9 @@ _ACCENTS = {
     "overrightarrow": "\u20d7",
     "overleftarrow": "\u20d6",
     "underbar": "\u0331",
+    # `\\underline{\\mathcal C}` names another object than 𝒞 (the stable category): the
+    # line is kept, as U+0332 under each symbol.
+    "underline": "\u0332",
     "r": "\u030a",  # the text accent, typed in math by astronomers: `\\r{A}` is Å
 }
 # Macros whose argument is text in another font: the font carries no meaning we can keep in
@@ -135,7 +139,7 @@ _ACCENTS = {
 # quantity in an abstract).
 _KEEP_ARGUMENT = frozenset(
     "text textrm textit textbf textsf texttt textnormal textup textmd textsl textsc emph mathrm "
-    "mathit mathbf mathsf mathtt mathnormal boldsymbol bm mbox hbox smash underline pmb".split()
+    "mathit mathbf mathsf mathtt mathnormal boldsymbol bm mbox hbox smash pmb".split()
 )
 # Sizes, styles and spacing that change only how the formula looks.
 _IGNORED = frozenset(
@@ -143,12 +147,13 @@ _IGNORED = frozenset(
     "displaystyle textstyle scriptstyle scriptscriptstyle limits nolimits allowbreak rm it bf "
     "tt sf small normalsize footnotesize large Large mathstrut strut".split()
 )
-_SPACES = {",": " ", ";": " ", ":": " ", ">": " ", " ": " ", "quad": " ", "qquad": " ", "!": ""}
+_SPACES = {",": " ", ";": " ", ":": " ", ">": " ", " ": " ", "quad": " ", "qquad": " ", "!": "",
+           "thinspace": " ", "enspace": " ", "enskip": " ", "medspace": " ", "thickspace": " ",
+           "negthinspace": ""}  # fmt: skip
 _ESCAPES = {"{": "{", "}": "}", "%": "%", "$": "$", "#": "#", "&": "&", "|": "‖", "_": "_"}
 _FRACTIONS = frozenset(("frac", "tfrac", "dfrac", "nicefrac", "cfrac"))
 # Delimiters around an argument: braket's and physics' notations, standard in quantum papers.
-_DELIMITED = {"ket": ("|", "⟩"), "bra": ("⟨", "|"), "braket": ("⟨", "⟩"), "abs": ("|", "|"),
-              "norm": ("‖", "‖"), "pmod": (" (mod ", ")"), "pod": (" (", ")")}  # fmt: skip
+_DELIMITED = {"pmod": (" (mod ", ")"), "pod": (" (", ")")}
 
 _SUPERSCRIPTS = dict(
     zip(
@@ -318,12 +323,19 @@ def _skip_blanks(tokens: list[Token], i: int) -> int:
     return i
 
 
+def arity(name: str) -> int:
+    """How many arguments ``\\name`` takes, for the cleaner's prose formulas."""
+    return _arity(name)
+
+
 def _arity(name: str) -> int:
     if name in _FRACTIONS or name == "textcolor":
         return 2
     one = ("operatorname", "sqrt", "not", "unicode", "color", "mathversion")
     tables = (_KEEP_ARGUMENT, _ALPHABETS, _ACCENTS, _DELIMITED)
-    return 1 if name in one or any(name in table for table in tables) else 0
+    if name in one or any(name in table for table in tables):
+        return 1
+    return packages.arity(name)
 
 
 def _argument(tokens: list[Token], i: int) -> tuple[list[Token], int]:
@@ -432,7 +444,7 @@ def _accented(mark: str, text: str, name: str) -> str:
         return text[0] + mark + text[1:]
     if len(text) > 2 and text[1] in "^_" and (_atomic(text[2:]) or _wrapped(text[2:])):
         return text[0] + mark + text[1:]
-    if name == "overline" and text:  # a bar over several symbols is one bar over each
+    if name in ("overline", "underline") and text:  # a line over several symbols: one each
         return "".join(ch + mark for ch in text if not ch.isspace())
     raise Unfaithful(f"\\{name} over several symbols")
 
@@ -539,6 +551,8 @@ def _command(name: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int
     elif name in _SYMBOLS:
         symbol = _SYMBOLS[name]
         pieces.append(_Op(symbol) if symbol.isalpha() and len(symbol) > 1 else symbol)
+    elif packages.defines(name):
+        i = packages.render(name, tokens, i, pieces, _Hooks)
     elif len(name) == 1 and not name.isalpha():
         raise Unfaithful(f"\\{name}")  # \\ (a new row) and the like
     else:
@@ -553,12 +567,7 @@ def _delimited(name: str, tokens: list[Token], i: int, pieces: list[Piece]) -> i
     if i < len(tokens) and tokens[i] == ("c", "*"):  # physics' `\abs*{x}`: sizing
         i += 1
     arg, i = _argument(tokens, i)
-    body = _render(arg).strip()
-    j = _skip_blanks(tokens, i)
-    if name == "braket" and j < len(tokens) and tokens[j][0] == "g":
-        arg, i = _argument(tokens, j)  # physics' `\braket{a}{b}`
-        body += "|" + _render(arg).strip()
-    pieces.append(left + body + right)
+    pieces.append(left + _render(arg).strip() + right)
     return i
 
 
@@ -591,6 +600,22 @@ def _with_argument(name: str, tokens: list[Token], i: int, pieces: list[Piece]) 
             arg, i = _argument(tokens, i)
             pieces.append(_render(arg))
     return i
+
+
+class _Hooks:
+    """The renderer's parts that the package macros (:mod:`curate.transform.texmacros`) use."""
+
+    argument = staticmethod(_argument)
+    render = staticmethod(_render)
+    skip_blanks = staticmethod(_skip_blanks)
+    script = staticmethod(_script)
+    accented = staticmethod(_accented)
+    operand = staticmethod(_operand)
+    Op = _Op
+    Frac = _Frac
+    Unfaithful = Unfaithful
+    SUPERSCRIPTS = _SUPERSCRIPTS
+    SUBSCRIPTS = _SUBSCRIPTS
 
 
 # --- The two policies -------------------------------------------------------------------------

@@ -74,7 +74,7 @@ def test_strict_says_why_it_failed(capsys):
 def test_errors_say_how_many(drop, capsys):
     drop("zz_binary.txt", b"ICML 2025 Papers\n\n\xff\xfe broken bytes\n")
     assert main(["validate", str(drop.folder)]) == 1
-    assert capsys.readouterr().err.strip().splitlines()[-1] == "curate: failed: 1 errors"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "curate: failed: 1 error"
 
 
 def _stderr_on(terminal: bool, argv: list[str], cwd) -> bytes:

@@ -91,7 +91,8 @@ def test_a_row_policy_for_an_error_is_refused_with_what_to_do(tmp_path, capsys):
     config.write_text('[row_policy]\nlanguage = "drop"\n', encoding="utf-8")
     assert main(["validate", str(SOURCES), "--config", str(config)]) == 2
     err = capsys.readouterr().err
-    assert "language = 'drop' cannot apply" in err and "[tool.curate.severity]" in err
+    assert "curate.toml:2: [row_policy] language = 'drop' cannot apply" in err
+    assert "make it a warning in [severity]" in err and "tool.curate" not in err
     config.write_text(
         '[row_policy]\nlanguage = "drop"\n[severity]\nlanguage = "warning"\n', "utf-8"
     )
@@ -108,14 +109,18 @@ def test_codes_as_json_with_row_policies(tmp_path, capsys):
     assert codes["language"]["severity"] == "error" and codes["language"]["scope"] == "record"
 
 
-def test_quiet_keeps_a_stale_cache_warning_to_itself(tmp_path, capsys, monkeypatch):
+def test_a_stale_cache_is_a_note_of_verbose_runs_only(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("CURATE_CACHE_DIR", str(tmp_path / "cache"))
     assert main(["validate", str(SOURCES), "-q"]) == 0
     other = tmp_path / "curate.toml"
     other.write_text("min_words = 5\n", encoding="utf-8")  # other settings: the cache is stale
     capsys.readouterr()
     assert main(["validate", str(SOURCES), "--config", str(other)]) == 0
-    assert "stale" in capsys.readouterr().err
+    assert "stale" not in capsys.readouterr().err  # a settings change is no fault
+    assert main(["validate", str(SOURCES)]) == 0
+    assert main(["validate", str(SOURCES), "--config", str(other), "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "curate: note: cache" in err and "stale" in err and "warning" not in err
     assert main(["validate", str(SOURCES), "-q"]) == 0
     assert main(["validate", str(SOURCES), "--config", str(other), "-q"]) == 0
     assert capsys.readouterr().err == ""

@@ -56,7 +56,6 @@ def _id(text: str) -> str:
 
 def _source(
     file: str,
-    line: int,
     header: str | None,
     header_language: str | None,
     match: str,
@@ -64,7 +63,6 @@ def _source(
 ) -> dict[str, Any]:
     return {
         "file": file,
-        "line": line,
         "header": header,
         "header_language": header_language,
         "match": match,
@@ -91,8 +89,8 @@ ROWS: list[dict[str, Any]] = [
         "markup": ["latex"],
         "flags": ["truncated"],
         "sources": [
-            _source("icml-2021.txt", 3, "ICML 2021", "en", "original"),
-            _source("icml-2021-mirror.txt", 17, "ICML 2021 (mirror)", "en", "near", 0.93),
+            _source("icml-2021.txt", "ICML 2021", "en", "original"),
+            _source("icml-2021-mirror.txt", "ICML 2021 (mirror)", "en", "near", 0.93),
         ],
     },
     {
@@ -107,7 +105,7 @@ ROWS: list[dict[str, Any]] = [
         "has_math": False,
         "markup": [],
         "flags": [],
-        "sources": [_source("divers.txt", 5, None, None, "original")],
+        "sources": [_source("divers.txt", None, None, "original")],
     },
     {
         "id": _id(A3),
@@ -122,8 +120,8 @@ ROWS: list[dict[str, Any]] = [
         "markup": ["html", "markdown"],
         "flags": [],
         "sources": [
-            _source("sigir-2023.txt", 4, "SIGIR 2023", "en", "original"),
-            _source("sigir-2023-b.txt", 8, "SIGIR 2023", "en", "exact"),
+            _source("sigir-2023.txt", "SIGIR 2023", "en", "original"),
+            _source("sigir-2023-b.txt", "SIGIR 2023", "en", "exact"),
         ],
     },
     {
@@ -138,7 +136,7 @@ ROWS: list[dict[str, Any]] = [
         "has_math": False,
         "markup": [],
         "flags": [],
-        "sources": [_source("neurips-2020.txt", 12, "NeurIPS 2020", "en", "original")],
+        "sources": [_source("neurips-2020.txt", "NeurIPS 2020", "en", "original")],
     },
 ]
 
@@ -337,7 +335,7 @@ def test_fields_follow_the_table_schema() -> None:
     subs = {s["name"]: s for s in sources["subField"]}
     assert list(subs) == [f.name for f in ARROW_SCHEMA.field("sources").type.value_type]
     assert subs["similarity"]["dataType"] == "sc:Float"
-    assert subs["line"]["dataType"] == "sc:Integer"
+    assert subs["file"]["dataType"] == "sc:Text" and "line" not in subs
     assert subs["match"]["source"] == {
         "fileObject": {"@id": "parquet-train"},
         "extract": {"column": "sources"},

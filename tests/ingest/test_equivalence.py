@@ -137,11 +137,17 @@ def _csv_lines() -> dict[str, int]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_provenance_points_at_each_records_place_in_its_file(tables, kind):
+def test_provenance_points_at_each_records_place_in_its_file(tables, root, kind):
+    """The table names each occurrence's file and id; its line and row are beside it, in
+    positions.parquet, in the order of ``sources``."""
     place = {r["id"]: i + 1 for i, r in enumerate(RECORDS)}  # 1-based: line or row
     csv_lines = _csv_lines()
+    positions = pq.read_table(root / f"dist-{kind}" / "positions.parquet").to_pylist()
+    placed = {p["id"]: p["sources"] for p in positions}
     for row in tables[kind]:
-        for source in row["sources"]:
+        assert row["source_id"] == row["sources"][0]["source_id"]
+        for entry, places in zip(row["sources"], placed[row["id"]], strict=True):
+            source = {**entry, **places}
             at = place[source["source_id"]]
             if kind.startswith("jsonl"):
                 assert (source["line"], source["row"]) == (at, None)
@@ -162,7 +168,8 @@ def test_the_extra_column_and_the_provenance_load_with_datasets_and_mlcroissant(
     loaded = datasets.load_dataset(str(dist), cache_dir=str(tmp_path / "cache"))["train"]
     assert loaded.features["title"] == datasets.Value("string")
     assert loaded.features["sources"].feature["source_id"] == datasets.Value("string")
-    assert loaded.features["sources"].feature["row"] == datasets.Value("int32")
+    assert loaded.features["source_id"] == datasets.Value("string")
+    assert "row" not in loaded.features["sources"].feature
     assert loaded["title"] == [r["title"] for r in tables["csv"]]
     records = list(mlc.Dataset(jsonld=str(dist / "croissant.json")).records("default"))
     titles = sorted(r["default/title"].decode() for r in records)

@@ -155,16 +155,19 @@ venue = "venu"
 """
 
 
-def test_a_mapped_field_no_record_has_is_one_warning_for_its_file(tmp_path, capsys):
-    """A misspelt field name (``id = "forun"``) would leave its column null in every row with
-    nothing saying why: one `field-missing` warning per file names it, and the records are
-    read. A field that only some records have is an optional field, not a misspelling."""
+def test_a_mapped_field_no_record_has_is_one_finding_for_its_file(tmp_path, capsys):
+    """A misspelt field name (``venue = "venu"``) would leave its column null in every row with
+    nothing saying why: one `field-missing` warning per file names it, with the fields the file
+    has and the closest of them, and the records are read; a misspelt id (``id = "forun"``)
+    is an `id-field` error, since every record would lose the key the user mapped to keep. A
+    field that only some records have is an optional field, not a misspelling."""
     src = tmp_path / "src"
     src.mkdir()
     (tmp_path / "curate.toml").write_text(MISSPELT)
     (src / "a.jsonl").write_bytes(_line(GOOD[0]) + _line(GOOD[1]))  # no 'forun'; titles in both
     (src / "b.csv").write_bytes(csv_between(""))  # columns id, abstract
-    (src / "c.parquet").write_bytes(parquet(pa.table(GOOD_ROWS)))  # no 'venu'
+    venues = {**GOOD_ROWS, "venue": ["ICLR", "ICLR"]}
+    (src / "c.parquet").write_bytes(parquet(pa.table(venues)))  # no 'venu', but a 'venue'
     untitled = {k: v for k, v in GOOD[1].items() if k != "title"}
     tmp = tmp_path / "d"
     tmp.mkdir()
@@ -174,19 +177,21 @@ def test_a_mapped_field_no_record_has_is_one_warning_for_its_file(tmp_path, caps
     status = main(["validate", str(src), str(tmp), "--format", "json",
                    "--config", str(tmp_path / "curate.toml"), "--no-cache"])  # fmt: skip
     out, err = capsys.readouterr()
-    assert status == 0 and "Traceback" not in err
+    assert status == 1 and "Traceback" not in err
     report = json.loads(out)
     missing = sorted(
-        (f["file"].rsplit("/", 1)[-1], f["line"], f["severity"], f["message"])
+        (f["file"].rsplit("/", 1)[-1], f["code"], f["line"], f["severity"], f["message"])
         for f in report["findings"]
-        if f["code"] == "field-missing"
+        if f["code"] in ("field-missing", "id-field")
     )
-    assert [m[:3] for m in missing] == [
-        ("a.jsonl", 0, "warning"), ("b.csv", 0, "warning"), ("c.parquet", 0, "warning")
+    assert [m[:4] for m in missing] == [
+        ("a.jsonl", "id-field", 0, "error"), ("b.csv", "id-field", 0, "error"),
+        ("c.parquet", "field-missing", 0, "warning"),
     ]  # fmt: skip
-    assert "'forun' (for id)" in missing[0][3] and "title" not in missing[0][3]
-    assert "'forun' (for id)" in missing[1][3]
-    assert "'venu' (for venue)" in missing[2][3] and "'id'" not in missing[2][3]
+    assert "id field 'forun' (its fields: 'id', 'title', 'abstract'" in missing[0][4]
+    assert "id field 'forun' (its fields: 'id', 'abstract')" in missing[1][4]
+    assert "'venu' (for venue) (did you mean 'venue'?)" in missing[2][4]
+    assert "its fields: 'id', 'abstract', 'venue'" in missing[2][4]
     assert report["summary"]["records"] == 8  # every record still read
 
 

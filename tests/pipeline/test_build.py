@@ -50,25 +50,43 @@ def test_bundled_sources_give_55_records_from_57(dist, rows):
     assert manifest["duplicates_merged"] == {"exact": 2, "near": 0}
 
 
-def test_every_input_record_is_accounted_for(rows):
-    seen = sorted((s["file"], s["line"]) for row in rows for s in row["sources"])
+def placed(folder: Path) -> dict[str, list[tuple[str, int, str]]]:
+    """Each row's sources with their lines, from the positions the build keeps beside the
+    table (the table names files, not lines): (file, line, match) by row id."""
+    rows = {r["id"]: r for r in pq.read_table(folder / PARQUET).to_pylist()}
+    places = pq.read_table(folder / "positions.parquet").to_pylist()
+    assert [p["id"] for p in places] == sorted(rows)  # in the table's order
+    out = {}
+    for p in places:
+        sources = rows[p["id"]]["sources"]
+        assert [s["file"] for s in sources] == [q["file"] for q in p["sources"]]
+        out[p["id"]] = [(q["file"], q["line"], s["match"])
+                        for s, q in zip(sources, p["sources"], strict=True)]  # fmt: skip
+    return out
+
+
+def test_every_input_record_is_accounted_for(dist):
+    seen = sorted((f, line) for row in placed(dist).values() for f, line, _ in row)
     expected = sorted((seed.name, line) for seed in SEED_FILES for line, _ in seed_records(seed))
     assert seen == expected
 
 
-def test_exact_duplicates_keep_the_first_occurrence_and_list_both(rows):
-    merged = {
-        tuple((s["file"], s["line"], s["match"]) for s in row["sources"])
-        for row in rows
-        if len(row["sources"]) > 1
-    }
+def test_the_table_names_no_line(rows):
+    """A record's place in its file is not part of the release: reordering a source gives
+    the same table."""
+    assert all(set(s) == {"file", "header", "header_language", "match", "similarity"}
+               for r in rows for s in r["sources"])  # fmt: skip
+
+
+def test_exact_duplicates_keep_the_first_by_content_and_list_both(dist, rows):
+    """The two copies have the same raw text: the file's name decides (never a line)."""
+    merged = {tuple(row) for row in placed(dist).values() if len(row) > 1}
     assert merged == {
         ((SEED0.name, 25, "original"), (SEED1.name, 5, "exact")),
         ((SEED0.name, 27, "original"), (SEED1.name, 37, "exact")),
     }
-    row = next(
-        r for r in rows if (r["sources"][0]["file"], r["sources"][0]["line"]) == (SEED0.name, 27)
-    )
+    (rid,) = [k for k, row in placed(dist).items() if row[0][:2] == (SEED0.name, 27)]
+    row = next(r for r in rows if r["id"] == rid)
     assert [s["header_language"] for s in row["sources"]] == ["en", "zh"]
     assert [s["header"] for s in row["sources"]] == ["ICML 2025 Papers", "ICML 2025 论文列表"]
 
@@ -138,6 +156,7 @@ def test_output_folder_holds_exactly_the_hub_files(dist):
         "croissant.json",
         PARQUET,
         "manifest.json",
+        "positions.parquet",  # each row's sources' lines: local, like the page
         "report.html",  # for people; not in the manifest, not uploaded
         "validation-report.json",
     ]
@@ -145,7 +164,9 @@ def test_output_folder_holds_exactly_the_hub_files(dist):
 
 def test_manifest_hashes_every_output_and_source_file(dist):
     manifest = json.loads((dist / "manifest.json").read_text())
-    assert set(manifest["files"]) == set(all_files(dist)) - {"manifest.json", "report.html"}
+    local = {"manifest.json", "report.html", "positions.parquet"}
+    assert set(manifest["files"]) == set(all_files(dist)) - local
+    assert set(manifest["local_files"]) == {"report.html", "positions.parquet"}
     for name, entry in manifest["files"].items():
         assert entry["sha256"] == sha256_file(dist / name)
     assert [s["name"] for s in manifest["sources"]] == [s.name for s in SEED_FILES]
@@ -182,7 +203,8 @@ def test_load_dataset_offline_gives_typed_train_split(dist, tmp_path, monkeypatc
     assert f["has_math"] == datasets.Value("bool")
     assert f["markup"] == datasets.List(datasets.Value("string"))
     assert f["sources"].feature["similarity"] == datasets.Value("float64")
-    assert f["sources"].feature["line"] == datasets.Value("int32")
+    assert f["sources"].feature["file"] == datasets.Value("string")
+    assert "line" not in f["sources"].feature
     assert train[0]["id"] == min(train["id"])
 
 
@@ -323,12 +345,28 @@ def test_near_duplicates_merge_by_default(drop, tmp_path):
     assert (result.records_in, result.records_out, result.near_merged) == (58, 55, 1)
     rows = pq.read_table(tmp_path / "out" / PARQUET).to_pylist()
     (row,) = [r for r in rows if any(s["match"] == "near" for s in r["sources"])]
-    assert [(s["file"], s["line"], s["match"]) for s in row["sources"]] == [
-        (SEED2.name, 5, "original"),
-        ("zz.txt", 3, "near"),
-    ]
+    merged = placed(tmp_path / "out")[row["id"]]
+    assert {(f, line) for f, line, _ in merged} == {(SEED2.name, 5), ("zz.txt", 3)}
+    assert [match for _, _, match in merged] == ["original", "near"]
     assert 0.8 <= row["sources"][1]["similarity"] < 1.0
     assert row["sources"][0]["similarity"] is None
+
+
+def test_the_survivor_of_a_near_pair_does_not_depend_on_file_order(drop, tmp_path):
+    """The same near copy in a file that sorts first (aa.txt) rather than last (zz.txt): the
+    same text survives, and the table is the same but for the copy's file name."""
+    folder = near_drop(drop)
+    run_build([folder], tmp_path / "last")
+    (folder / "zz.txt").rename(folder / "aa.txt")
+    run_build([folder], tmp_path / "first")
+
+    def kept(out: Path) -> tuple[str, list[str]]:
+        rows = pq.read_table(out / PARQUET).to_pylist()
+        (row,) = [r for r in rows if any(s["match"] == "near" for s in r["sources"])]
+        return row["abstract_raw"], [s["match"] for s in row["sources"]]
+
+    assert kept(tmp_path / "last") == kept(tmp_path / "first")
+    assert kept(tmp_path / "last")[1] == ["original", "near"]
 
 
 def test_near_duplicates_kept_when_configured(drop, tmp_path):
@@ -397,23 +435,28 @@ def test_missing_card_template_is_a_usage_error(tmp_path, capsys):
 
 
 def test_keep_longest_makes_the_longest_copy_the_survivor(tmp_path):
-    """Two copies of one abstract, the later with markup (the same words, a longer raw text):
-    with keep = "longest" the later is the row and the first occurrence an exact duplicate."""
-    plain = (
-        "We study how curated abstracts help language models and show that stable identifiers "
+    """Two copies of one abstract with the same words, in HTML bold two ways: keep = "longest"
+    keeps the longer raw text; the default keeps the smaller ("<b>" sorts before "<strong>"),
+    though its file sorts last: never the order of the files."""
+    text = (
+        "We study how curated abstracts help language models and show that {} "
         "make dataset releases comparable record by record across many versions of a corpus."
     )
-    marked = plain.replace("stable identifiers", "*stable identifiers*")
+    short = text.format("<b>stable identifiers</b>")
+    long = text.format("<strong>stable identifiers</strong>")
     src = tmp_path / "src"
     src.mkdir()
-    (src / "a.txt").write_text(f"ICML 2025 Papers\n\n{plain}\n", encoding="utf-8")
-    (src / "b.txt").write_text(f"ICML 2025 Papers\n\n{marked}\n", encoding="utf-8")
+    (src / "a.txt").write_text(f"ICML 2025 Papers\n\n{long}\n", encoding="utf-8")
+    (src / "b.txt").write_text(f"ICML 2025 Papers\n\n{short}\n", encoding="utf-8")
     first = run_build([src], tmp_path / "first")
     longest = run_build([src], tmp_path / "longest", Settings(keep="longest"))
     (row_first,) = pq.read_table(tmp_path / "first" / PARQUET).to_pylist()
     (row_longest,) = pq.read_table(tmp_path / "longest" / PARQUET).to_pylist()
-    assert row_first["abstract_raw"] == plain and row_longest["abstract_raw"] == marked
+    assert row_first["abstract_raw"] == short and row_longest["abstract_raw"] == long
     assert [(s["file"], s["match"]) for s in row_longest["sources"]] == [
+        ("a.txt", "original"), ("b.txt", "exact")
+    ]  # fmt: skip
+    assert [(s["file"], s["match"]) for s in row_first["sources"]] == [
         ("b.txt", "original"), ("a.txt", "exact")
     ]  # fmt: skip
     assert (first.exact_merged, longest.exact_merged) == (1, 1)
@@ -437,8 +480,8 @@ def test_keep_earliest_release_never_lets_a_new_file_take_an_old_record_over(tmp
         rows = pq.read_table(folder / PARQUET).to_pylist()
         return {s["file"] for r in rows for s in r["sources"][:1]}
 
-    assert "a.txt" in provenance(tmp_path / "first")  # re-blamed on the new file
-    assert provenance(tmp_path / "kept") == {"m.txt"}
+    # The copies are the same text: each policy keeps the one v1 published, of the old file.
+    assert provenance(tmp_path / "first") == provenance(tmp_path / "kept") == {"m.txt"}
     assert v1.records_out == by_first.records_out == kept.records_out  # a copy, merged
     # Against v1 the kept build only adds the new occurrence to the old record's sources.
     assert not kept.diff.added and not kept.diff.removed

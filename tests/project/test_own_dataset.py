@@ -366,7 +366,7 @@ def test_placeholders_are_dropped_and_truncated_rows_flagged(tmp_path, monkeypat
     root = _policy_project(tmp_path)
     monkeypatch.chdir(root)
     assert main(["build"]) == 0
-    assert "1 records dropped by row policy" in capsys.readouterr().out
+    assert "1 record dropped by row policy" in capsys.readouterr().out
     rows = _rows(root / "dist")
     assert PLACEHOLDER not in rows
     assert rows[_truncated()]["flags"] == ["truncated"]

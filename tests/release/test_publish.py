@@ -58,12 +58,17 @@ def sleeps(monkeypatch) -> list[float]:
 
 
 def folder_files(folder: Path) -> dict[str, bytes]:
-    """The files of a build that a release holds: all but report.html, which is never uploaded."""
-    return {
+    """The files of a build that a release holds: all but its local ones (report.html,
+    positions.parquet), which are never uploaded, and the manifest without their hashes."""
+    files = {
         p.relative_to(folder).as_posix(): p.read_bytes()
         for p in sorted(folder.rglob("*"))
-        if p.is_file() and p.name != "report.html"
+        if p.is_file() and p.name not in ("report.html", "positions.parquet")
     }
+    manifest = json.loads(files["manifest.json"])
+    assert set(manifest.pop("local_files")) >= {"report.html", "positions.parquet"}
+    files["manifest.json"] = (json.dumps(manifest, ensure_ascii=False, indent=2) + "\n").encode()
+    return files
 
 
 def publish(folder: Path, *extra: str) -> int:
@@ -124,6 +129,30 @@ def test_republishing_identical_content_is_a_no_op(fake_hub: FakeHub, builds, ca
     assert "nothing to do" in captured.err
     assert len(fake_hub.repo(REPO).commits) == commits
     assert [r.method for r in fake_hub.requests if r.method == "POST"] == []
+
+
+def test_a_rebuild_from_reordered_sources_is_the_published_release(
+    fake_hub: FakeHub, builds, tmp_path, capsys
+):
+    """The drops' abstracts in the reverse order, rebuilt over the published v1: the same
+    release (its report and manifest included), which publishing finds already there."""
+    assert publish(builds["v1"]) == 0
+    src = tmp_path / "src"
+    src.mkdir()
+    for seed in SEED_FILES:
+        header, _, body = seed.read_text(encoding="utf-8").partition("\n\n")
+        records = body.rstrip("\n").split("\n\n")
+        (src / seed.name).write_text(header + "\n\n" + "\n\n".join(records[::-1]) + "\n")
+    out = tmp_path / "dist"
+    shutil.copytree(builds["v1"], out)
+    result = build([src], out, CONFIG, template=TEMPLATE)
+    assert result.version == "1.0.0" and result.diff is not None and result.diff.level is None
+    assert result.diff.moved and result.diff.moved > 40
+    assert folder_files(out) == folder_files(builds["v1"])
+    assert (out / "report.html").read_bytes() != (builds["v1"] / "report.html").read_bytes()
+    capsys.readouterr()
+    assert publish(out) == 0
+    assert "nothing to do" in capsys.readouterr().err
 
 
 def test_existing_tag_with_other_content_is_refused(fake_hub: FakeHub, builds, tmp_path, capsys):

@@ -299,6 +299,7 @@ def test_diff_json_and_exit_code(v1, v2, capsys):
         "removed": 0,
         "changed": 1,
         "edited": 0,
+        "moved": 0,  # the new abstract is at the end of its file: no line above it moved
     }
     assert data["old"]["version"] == "1.0.0" and data["new"]["version"] == "1.1.0"
     assert [c["columns"] for c in data["changed"]] == [["abstract", "abstract_raw"]]
@@ -319,7 +320,8 @@ def test_diff_parquet_files_and_schema(v1, tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["level"] == "major"
     assert data["schema"] == ["column `doi` added (string)", "column `has_math` removed (bool)"]
-    assert data["counts"]["changed"] == table.num_rows  # has_math/doi differ on every row
+    # A column added or removed is one schema change, not a change of every row.
+    assert data["counts"]["changed"] == 0
     assert data["old"]["version"] is None and data["metadata"] == []
 
 
@@ -361,3 +363,35 @@ def test_a_changed_card_description_is_a_patch_release(v1, tmp_path):
     result = run_build([src], tmp_path / "v2", Settings(description="Now described."), previous=v1)
     assert result.version == "1.0.1"
     assert any("description" in m for m in result.diff.metadata)
+
+
+def test_a_release_whose_table_still_named_lines_differs_only_in_its_schema():
+    """A release made when `sources` held each occurrence's line and row, against one whose
+    table names files only: the lines are no change of a record, the new column is a schema
+    change said once, and the rows whose line moved are counted."""
+    text = "We study how stable identifiers make dataset releases comparable record by record."
+
+    def row(rid: str, **extra) -> dict:
+        return {"id": rid, "abstract": text + rid, "abstract_raw": text + rid, **extra}
+
+    old_sources = [{"file": "a.jsonl", "line": 4, "row": None, "match": "original"}]
+    new_sources = [{"file": "a.jsonl", "match": "original"}]
+    old = release.Release(
+        "old", {"a1": row("a1", sources=old_sources)},
+        [{"name": "id", "type": "string"}, {"name": "sources", "type": "list<old>"}],
+        {"version": "1.0.0", "fingerprint": "0" * 64},
+    )  # fmt: skip
+    new = release.Release(
+        "new", {"a1": row("a1", sources=new_sources, source_id="p-1")},
+        [{"name": "id", "type": "string"}, {"name": "sources", "type": "list<new>"},
+         {"name": "source_id", "type": "string"}],
+        {"version": "2.0.0", "fingerprint": "1" * 64},
+        positions={"a1": [("a.jsonl", 3, None)]},
+    )  # fmt: skip
+    diff = release.diff_releases(old, new, metadata=[])
+    assert diff.changed == [] and diff.added == [] and diff.removed == []
+    assert diff.moved == 1
+    assert diff.schema == [
+        "column `source_id` added (string)",
+        "column `sources` type list<old> → list<new>",
+    ]

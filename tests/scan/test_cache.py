@@ -218,3 +218,15 @@ def test_english_precheck_agrees_with_langdetect_on_the_seeds(seed):
 )
 def test_english_precheck_leaves_other_languages_to_langdetect(text):
     assert not looks_english(text)
+
+
+def test_the_macro_tables_are_part_of_what_a_cached_result_depends_on(monkeypatch) -> None:
+    """A signature is made of the rendered form, which reads the tables of
+    validation/texpackages: an edit of one changes the cache's fingerprint."""
+    import validation
+
+    table = Path(validation.__file__).parent / "texpackages" / "aastex.py"
+    real = Path.read_bytes
+    before = curate.scan.cache._fingerprint.__wrapped__("{}")
+    monkeypatch.setattr(Path, "read_bytes", lambda p: real(p) + (b"#" if p == table else b""))
+    assert curate.scan.cache._fingerprint.__wrapped__("{}") != before

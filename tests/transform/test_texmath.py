@@ -154,8 +154,9 @@ def test_markup_outside_math_is_still_found() -> None:
 @pytest.mark.parametrize(
     ("raw", "kept"),
     [
-        # openreview:Hk5elxbRW (\binom), neurips2018:row0486 (\mat, the author's own macro).
-        (r"in $\mathcal{O}(\binom{n}{k})$ time", r"$\mathcal{O}(\binom{n}{k})$"),
+        # A root of index 5 (Unicode has no sign for it); neurips2018:row0486 (\mat, the
+        # author's own macro).
+        (r"in $\mathcal{O}(\sqrt[5]{n})$ time", r"$\mathcal{O}(\sqrt[5]{n})$"),
         (r"eigenvectors of $\mat{A}^\top \mat{A}$ and", r"$\mat{A}^\top \mat{A}$"),
         (r"a matrix $\begin{pmatrix} a & b \end{pmatrix}$ here", None),
     ],

@@ -270,7 +270,7 @@ def test_text_format_groups_by_file_with_file_line(drop, capsys):
     out = capsys.readouterr().out
     fault = f"{drop.folder.as_posix()}/zz_fault.txt"
     assert f"\n{fault} (1 finding)\n  {fault}:5: error   language" in out
-    assert "1 errors, 25 warnings" in out
+    assert "1 error, 25 warnings" in out
 
 
 def test_strict_makes_warnings_fail(capsys):

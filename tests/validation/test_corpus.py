@@ -126,7 +126,7 @@ def test_templated_variants_cost_linear_comparisons_and_stay_paired(tmp_path, mo
         assert score >= CONFIG.near_duplicate_threshold
 
 
-def test_the_build_merges_every_templated_variant_into_the_first(tmp_path):
+def test_the_build_merges_every_templated_variant_into_one(tmp_path):
     n = 120
     records = templated(n)
     src = write_drop(tmp_path / "src", records)
@@ -135,8 +135,9 @@ def test_the_build_merges_every_templated_variant_into_the_first(tmp_path):
     assert (result.records_in, result.records_out, result.near_merged) == (n, 1, n - 1)
     rows = pq.read_table(tmp_path / "dist" / "data" / "train-00000-of-00001.parquet").to_pylist()
     (row,) = rows
-    assert row["abstract_raw"] == records[0]
-    assert sorted(s["line"] for s in row["sources"]) == [line_of(i) for i in range(n)]
+    assert row["abstract_raw"] in records  # one of them, by content (see test_build)
+    (placed,) = pq.read_table(tmp_path / "dist" / "positions.parquet").to_pylist()
+    assert sorted(s["line"] for s in placed["sources"]) == [line_of(i) for i in range(n)]
 
 
 def test_a_large_record_is_signed_without_a_shingles_by_permutations_matrix():

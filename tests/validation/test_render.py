@@ -91,7 +91,7 @@ def test_step_summary_is_appended_with_counts_first_findings_and_the_report_link
     assert code == 1
     md = summary.read_text(encoding="utf-8")
     assert md.startswith("earlier step\n## ❌ curate validate")  # appended, not overwritten
-    assert "4 files, 57 records: **1 errors**, **25 warnings**." in md
+    assert "4 files, 57 records: **1 error**, **25 warnings**." in md
     for row in ("| `duplicate` | warning | 2 |", "| `latex` | warning | 15 |",
                 "| `markdown` | warning | 8 |", "| `encoding` | error | 1 |"):  # fmt: skip
         assert row in md

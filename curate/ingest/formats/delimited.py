@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit
+from validation.findings import did_you_mean
 from validation.records import SourceFile
 
 _SURROGATE = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape keeps it
@@ -187,12 +188,13 @@ class Delimited(Tabular):
         if any(_SURROGATE.search(f) for f in fields):
             out.finding("encoding", line, "the header row holds bytes that are not UTF-8")
             return None
+        out.has_fields(fields)
         if out.map.text not in fields:
             shown = ", ".join(repr(f) for f in fields[:8])
             out.finding(
                 "text-field", line,
-                f"the header row names no field {out.map.text!r} (its fields: {shown}); no "
-                "record is read",
+                f"the header row names no field {out.map.text!r}"
+                f"{did_you_mean(out.map.text, fields)} (its fields: {shown}); no record is read",
             )  # fmt: skip
             return None
         seen: set[str] = set()  # in one pass: a header of 40,000 names took 19 s pairwise

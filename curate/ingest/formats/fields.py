@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import validation.checks  # noqa: F401  (registers the parse codes)
 from curate.ingest.formats import drop_oversized, irregular
+from validation.findings import did_you_mean
 from validation.mapping import Column, FieldMap, mapping_for
 from validation.records import Record, SourceFile
 from validation.registry import finding
@@ -275,6 +276,20 @@ class Batches:
         for role, field in roles:
             if field is not None:
                 self._unseen.setdefault(field, role)
+        # The fields the file has, for a message about a mapped one it lacks: its header's or
+        # schema's (`has_fields`), else those of its records while a mapped field is unseen.
+        self.fields: dict[str, None] = {}
+        self._fields_known = False
+
+    def has_fields(self, names: Iterable[str]) -> None:
+        """The file's own list of fields (a CSV header, a Parquet schema)."""
+        self.fields = dict.fromkeys(names)
+        self._fields_known = True
+
+    def _shown(self) -> str:
+        names = list(self.fields)
+        more = f" and {len(names) - 12} more" if len(names) > 12 else ""
+        return ", ".join(repr(n) for n in names[:12]) + more or "none"
 
     def finding(self, code: str, line: int, message: str) -> None:
         self.part.findings.append(finding(code, self.path, line, message, self.config))
@@ -304,15 +319,33 @@ class Batches:
             self.finding("empty-file", 0, "no records: the file holds no rows")
         missing = [(f, r) for f, r in self._unseen.items() if f not in self.unreadable]
         if self.records and missing:
-            names = ", ".join(f"{f!r} (for {r})" for f, r in missing)
-            self.finding(
-                "field-missing", 0,
-                f"no record of the file has the mapped field {names}: published as null; "
-                "is its name in [tool.curate.mapping] right?",
-            )  # fmt: skip
+            self._missing(missing)
         part = self.take()
         part.sha256, part.size = sha256, size
         return part
+
+    def _missing(self, missing: list[tuple[str, str]]) -> None:
+        """Mapped fields no record has: the id's is an error (every record would lose the
+        source's own key, which the user mapped to keep), another's a warning (its column is
+        null in every row); each with the fields the file has, and the closest of them."""
+        hint = {f: did_you_mean(f, self.fields) for f, _ in missing}
+        shown = self._shown()
+        if any(role == "id" for _, role in missing):
+            field = next(f for f, role in missing if role == "id")
+            self.finding(
+                "id-field", 0,
+                f"no record of the file has the mapped id field {field!r}{hint[field]} (its "
+                f"fields: {shown}); set the mapping's `id` to the field holding the records' "
+                "own ids, or leave it out",
+            )  # fmt: skip
+        others = [(f, r) for f, r in missing if r != "id"]
+        if others:
+            names = ", ".join(f"{f!r} (for {r}){hint[f]}" for f, r in others)
+            self.finding(
+                "field-missing", 0,
+                f"no record of the file has the mapped field {names}: published as null; "
+                f"its fields: {shown}",
+            )  # fmt: skip
 
     def _not_a_source(self) -> None:
         """No record has the text field: most likely a file that is no source at all (a tool's
@@ -325,10 +358,11 @@ class Batches:
         name = self.path.rpartition("/")[2]
         self.finding(
             "text-field", self._no_text[0],
-            f"no record of the file has the text field {self.map.text!r} ({len(lines):,} "
+            f"no record of the file has the text field {self.map.text!r}"
+            f"{did_you_mean(self.map.text, self.fields)} ({len(lines):,} "
             f"read; the first's fields: {self._first_fields or 'none'}); not read. If the file "
-            f"is no source, leave it out (--exclude {name}); else name its text field in "
-            "[tool.curate.mapping]",
+            f"is no source, leave it out (--exclude {name}); else set the mapping's `text` to "
+            "its text field",
         )  # fmt: skip
 
     def row(self, values: Mapping[str, Any], line: int, row: int | None = None) -> None:
@@ -348,6 +382,8 @@ class Batches:
         if text is None:
             return
         if self._unseen:
+            if not self._fields_known and len(self.fields) < 1000:
+                self.fields.update(dict.fromkeys(values))
             for field in self._unseen.keys() & values.keys():
                 del self._unseen[field]
         extra = {}
@@ -398,8 +434,11 @@ class Batches:
                 known = ", ".join(repr(k) for k in list(values)[:8])
                 if not self._no_text:
                     self._first_fields = known
+                    if not self._fields_known:
+                        self.fields.update(dict.fromkeys(values))
                 self._no_text.append(line)
-                why = f"has no field {field!r} (its fields: {known or 'none'})"
+                why = f"has no field {field!r}{did_you_mean(field, values)} (its fields: "
+                why += f"{known or 'none'})"
             elif isinstance(text, str):
                 why = f"has an empty text field {field!r}"
             else:
@@ -445,10 +484,12 @@ def columns_to_read(out: Batches, schema: pa.Schema) -> list[str] | None:
     column missing or not of strings is a `text-field` one: then None, no records."""
     fmap = out.map
     names = set(schema.names)
+    out.has_fields(schema.names)
     text = fmap.text
     if text not in names:
         shown = ", ".join(repr(n) for n in schema.names[:8])
-        out.finding("text-field", 0, f"no column {text!r} (its columns: {shown}); not read")
+        hint = did_you_mean(text, names)
+        out.finding("text-field", 0, f"no column {text!r}{hint} (its columns: {shown}); not read")
         return None
     if not _arrow_ok(schema.field(text).type, "string"):
         out.finding(

@@ -107,7 +107,7 @@ def _damage(exc: Exception, number: int, expanded: int) -> str:
     else:
         what = f"the compressed file is damaged ({exc})"
     rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
-    return f"{what}: {rest}; {number:,} lines read"
+    return f"{what}: {rest}; {number:,} line{'' if number == 1 else 's'} read"
 
 
 def _bomb(out: Batches, expanded: int, compressed: int, number: int) -> bool:
