@@ -2,6 +2,7 @@
 
     uv run python bench/bench_language.py [--corpus ../shared/corpus/real-dev] [--records 5000]
         [--seed 0] [--language-rate 0.2] [--rounds 2] [--reuse] [--sets NAME ...]
+        [--baseline REV]
 
 Sets of texts (``--sets`` picks some):
 
@@ -20,8 +21,11 @@ For each set, ``--rounds`` times in turn (A, B, A, B): langdetect's own ``detect
 with seed 0 over every text, then ``top_language`` over every text (its word cache emptied
 first), each pass timed in CPU seconds of this process. Identical means the same language and
 the same probability bit for bit (``float.hex``), or the same exception; every pass's answers
-are compared with the first langdetect pass. Then the cost of loading each, in fresh processes
-(alternately): seconds to the first answer and the growth of peak RSS.
+are compared with the first langdetect pass. With ``--baseline REV``, REV's
+``validation/langfast.py`` (read with ``git show``, run in a module of its own) is timed too,
+right after this tree's fast path in each round, and its answers compared. Then the cost of
+loading each, in fresh processes (alternately): seconds to the first answer and the growth of
+peak RSS.
 
 Prints its figures; asserts nothing.
 """
@@ -35,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import time
+import types
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -129,11 +134,39 @@ def timed_pass(func: Callable[[str], Answer], texts: list[str]) -> tuple[float, 
     return time.process_time() - t, answers
 
 
-def compare(name: str, ids: list[str], texts: list[str], rounds: int) -> list[str]:
+def baseline_module(rev: str) -> types.ModuleType:
+    """REV's validation/langfast.py, as a module of its own beside this tree's."""
+    from validation import langfast
+
+    source = subprocess.run(
+        ["git", "show", f"{rev}:validation/langfast.py"], check=True, cwd=ROOT,
+        capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    module = types.ModuleType("langfast_" + rev.replace("/", "_"))
+    module.__file__ = langfast.__file__  # the same langdetect beside it
+    sys.modules[module.__name__] = module
+    exec(compile(source, f"{rev}:validation/langfast.py", "exec"), module.__dict__)
+    return module
+
+
+def compare(
+    name: str, ids: list[str], texts: list[str], rounds: int, base: types.ModuleType | None
+) -> list[str]:
+    from langdetect.lang_detect_exception import LangDetectException
+
     from validation import langfast
 
     model = langfast._model()
     assert model is not None, "the installed langdetect is not the verified version"
+
+    def base_answer(text: str) -> Answer:
+        try:
+            lang, prob = base.top_language(text)
+        except (LangDetectException, IndexError) as e:
+            return type(e).__name__
+        return lang, prob.hex()
+
+    base_s: list[float] = []
     ref_s, fast_s = [], []
     reference: list[Answer] = []
     identical = None
@@ -147,6 +180,12 @@ def compare(name: str, ids: list[str], texts: list[str], rounds: int) -> list[st
         seconds, mine = timed_pass(fast_answer, texts)
         fast_s.append(seconds)
         same = [a == b for a, b in zip(reference, mine, strict=True)]
+        if base is not None:
+            base._model().words.clear()
+            seconds, theirs = timed_pass(base_answer, texts)
+            base_s.append(seconds)
+            if theirs != reference:
+                print(f"  {name}: the baseline's answers differ from langdetect's")
         if got != reference:
             print(f"  {name}: langdetect itself answered differently in a later pass")
         identical = sum(same) if identical is None else min(identical, sum(same))
@@ -165,6 +204,7 @@ def compare(name: str, ids: list[str], texts: list[str], rounds: int) -> list[st
         " / ".join(f"{u:,.0f}" for u in ref_us),
         " / ".join(f"{u:,.0f}" for u in fast_us),
         f"{statistics.median(ref_us) / statistics.median(fast_us):.1f}x",
+        " / ".join(f"{s / n * 1e6:,.0f}" for s in base_s) or "-",
     ]
 
 
@@ -221,7 +261,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse a corpus already generated")
     names = ["dev", "dev-titles", "dev-raw", "generated", "generated-sent"]
     parser.add_argument("--sets", nargs="+", choices=names, default=names)
+    parser.add_argument("--baseline", metavar="REV", help="also time REV's fast path")
     args = parser.parse_args(argv)
+    base = baseline_module(args.baseline) if args.baseline else None
 
     from validation import langfast
 
@@ -234,10 +276,11 @@ def main(argv: list[str] | None = None) -> int:
         sets.update(dev_sets(args.corpus))
     if any(s.startswith("generated") for s in args.sets):
         sets.update(generated_sets(args))
-    rows = [compare(name, *sets[name], args.rounds) for name in args.sets if sets[name][1]]
+    rows = [compare(name, *sets[name], args.rounds, base) for name in args.sets if sets[name][1]]
     print()
     header = ["set", "texts", "identical", "langdetect µs/text", "fast µs/text", "ratio"]
-    print(table(rows, header, right={1, 2, 3, 4, 5}))
+    header.append(f"{args.baseline or 'baseline'} fast µs/text")
+    print(table(rows, header, right={1, 2, 3, 4, 5, 6}))
     print("\nLoading, first answer in a fresh process with numpy imported (3 runs, alternately):")
     print(table(load_costs(), ["detector", "seconds", "peak RSS growth"], right={1, 2}))
     return 0

@@ -18,8 +18,10 @@ for bit -- because it makes the same IEEE operations in the same order:
 - the draws come from a ``random.Random`` seeded as langdetect seeds its own and called in the
   same order (one ``gauss`` per trial, one ``choice`` per update);
 - an update, ``prob[i] *= weight + p[i]`` for each language in langdetect, is the same addition
-  and multiplication done elementwise by numpy; the normalisation keeps Python's own ``sum`` over
-  the values in order (numpy's pairwise sum would round differently), then divides elementwise.
+  and multiplication done elementwise by numpy, a block of updates one product down the columns
+  of the probabilities and the block's rows; the normalisation sums the values in order (an
+  accumulation: numpy's pairwise sum, and Python's compensated ``sum`` from 3.12 on, would round
+  differently), then divides elementwise.
 
 This leans on langdetect's internals (names, constants and behaviour), which is sound only
 because langdetect is no longer released: the fast path runs on the version verified here
@@ -262,36 +264,54 @@ class _Model:
         draw = rnd.choice
         gauss = rnd.gauss
         take = self.matrix.take
-        multiply = np.multiply
+        product = np.multiply.reduce
+        running_sum = np.add.accumulate
+        largest = np.maximum.reduce
         divide = np.divide
         add = np.add
         n_trial = self.n_trial
         limit = Detector.ITERATION_LIMIT
         threshold = Detector.CONV_THRESHOLD
-        langprob = np.zeros(len(self.langs))
+        langs = len(self.langs)
+        langprob = np.zeros(langs)
+        # Row 0: the probabilities; rows 1-5: the rows of a block's draws, offset by the weight.
+        # The product down the columns is langdetect's ``prob[i] *= weight + p[i]`` for each
+        # draw in order: a reduction along the first axis multiplies row after row.
+        block = np.empty((6, langs))
+        prob = block[0]
+        rows = block[1:]
+        unnormalised = np.empty(langs)
+        sums = np.empty(langs)
         for _ in range(n_trial):
-            prob = np.full(len(self.langs), self.uniform)
+            prob.fill(self.uniform)
             alpha = self.alpha + gauss(0.0, 1.0) * Detector.ALPHA_WIDTH
             weight = alpha / Detector.BASE_FREQ
             if not weight >= 0.0:
                 raise _Unsure
-            rows = take([draw(ngrams)], 0)  # update 0, then blocks of updates 1-5, 6-10, ...
+            used = block[:2]  # update 0, then blocks of updates 1-5, 6-10, ...
+            take([draw(ngrams)], 0, rows[:1], "clip")
             i = 0
             while True:
-                add(rows, weight, rows)  # weight + p, as langdetect adds them (exact: commutative)
-                for row in rows:
-                    multiply(prob, row, prob)
-                values = prob.tolist()
-                total = sum(values)  # Python's sum, in order, as _normalize_prob's
+                add(used[1:], weight, used[1:])  # weight + p, as langdetect adds them
+                product(used, 0, None, unnormalised)
+                # The sum in order, one addition after another, as _normalize_prob's loop: an
+                # accumulation is sequential (numpy's sum is pairwise, and Python's own sum
+                # compensates its rounding from 3.12 on: both round differently).
+                total = running_sum(unnormalised, 0, None, sums)[-1]
                 if not total > 0.0:
                     raise _Unsure
-                divide(prob, total, prob)
                 # The largest quotient is the largest value's quotient: rounding is monotonic.
-                if max(values) / total > threshold or i >= limit:
+                top = largest(unnormalised) / total
+                divide(unnormalised, total, prob)
+                if top > threshold or i >= limit:
                     break
                 i += 5
-                rows = take(
-                    [draw(ngrams), draw(ngrams), draw(ngrams), draw(ngrams), draw(ngrams)], 0
+                used = block
+                take(
+                    [draw(ngrams), draw(ngrams), draw(ngrams), draw(ngrams), draw(ngrams)],
+                    0,
+                    rows,
+                    "clip",
                 )
             langprob += prob / n_trial
         return langprob

@@ -24,6 +24,7 @@ import sys
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from curate.errors import UsageError, WorkerDied
@@ -159,6 +160,18 @@ class RayEngine:
         self._live: set[Any] = set()  # refs of tasks submitted and not yet read
         self._remote: Any = None  # the remote function, made on first use
         self.retries = RETRIES
+
+    def preflight(self, roots: Iterable[str | Path], work: str | Path | None) -> None:
+        """Before any work, check every node of a cluster the run joins or was given
+        (:mod:`curate.engine.preflight`). A cluster of its own is this machine, this
+        interpreter and these files: it has nothing to check, and still starts only when a
+        task needs it."""
+        if self.address is None and not self._ray.is_initialized():
+            return
+        from curate.engine import preflight
+
+        self._connect()
+        preflight.check(self._ray, roots, work)
 
     @property
     def workers(self) -> int:

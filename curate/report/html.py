@@ -53,21 +53,118 @@ class Member:
     text: str | Markup | None  # the record as found (its differences marked), if at hand
 
 
+# What one diff may cost is bounded, so that the page's cost grows with the records it shows and
+# not with the square of their length. Aligning words costs the pairs of equal words the two
+# texts hold (each word's count in one times its count in the other): above DIFF_PAIRS, only the
+# words the texts begin and end with in common are matched, and the words between are aligned
+# only if they are within the bound. A gap of more than GAP_TOKENS tokens between matched words
+# is marked as one replacement.
+DIFF_PAIRS = 250_000
+GAP_TOKENS = 400
+_TOKEN = re.compile(r"\S+|\s+")
+
+
 def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
-    """Raw and clean text with what the cleaner removed and added marked, word by word."""
-    a, b = re.findall(r"\S+|\s+", raw), re.findall(r"\S+|\s+", clean)
-    left, right = [], []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        old, new = html.escape("".join(a[i1:i2])), html.escape("".join(b[j1:j2]))
-        if op == "equal":
-            left.append(old)
-            right.append(new)
-        else:
-            if old:
-                left.append(f"<del>{old}</del>")
-            if new:
-                right.append(f"<ins>{new}</ins>")
+    """Raw and clean text with what the cleaner removed and added marked, word by word.
+
+    The texts are aligned on their words alone; the whitespace runs between them are compared
+    after, within the gaps the words leave. Aligning the whitespace runs as tokens of their own
+    made every run a candidate match for every other, which cost the product of the two
+    lengths; the marks are those of that alignment."""
+    a, b = _TOKEN.findall(raw), _TOKEN.findall(clean)
+    a_at = [k for k, t in enumerate(a) if not t.isspace()]
+    b_at = [k for k, t in enumerate(b) if not t.isspace()]
+    aw, bw = [a[k] for k in a_at], [b[k] for k in b_at]
+    left: list[str] = []
+    right: list[str] = []
+    blocks = _word_blocks(aw, bw)
+    # Where the whitespace inside a run of matched words differs, a match of tokens would have
+    # ended: the runs of tokens at each end of a run of words, which decide whose the
+    # whitespace around a gap is.
+    splits = [
+        [k for k in range(1, n) if a[a_at[i + k] - 1] != b[b_at[j + k] - 1]] for i, j, n in blocks
+    ]
+    done_a = done_b = 0  # tokens written so far
+    before = 0  # the run of tokens that ends before the gap
+    for (i, j, n), split in zip([*blocks, (len(aw), len(bw), 0)], [*splits, []], strict=True):
+        end_a, end_b = (a_at[i], b_at[j]) if n else (len(a), len(b))
+        _gap(a[done_a:end_a], b[done_b:end_b], before, split[0] if split else n, left, right)
+        first = 0  # matched words, in runs between the whitespace that differs
+        for k in [*split, n] if n else []:
+            same = html.escape("".join(a[a_at[i + first] : a_at[i + k - 1] + 1]))
+            left.append(same)
+            right.append(same)
+            if k < n:
+                _marked([a[a_at[i + k] - 1]], [b[b_at[j + k] - 1]], left, right)
+            first = k
+        if n:
+            done_a, done_b = a_at[i + n - 1] + 1, b_at[j + n - 1] + 1
+            before = n - split[-1] if split else n
     return Markup("".join(left)), Markup("".join(right))
+
+
+def _word_blocks(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
+    """The matched runs of words, (start in a, start in b, length), in order."""
+    if _pairs(a, b) <= DIFF_PAIRS:
+        return [m for m in difflib.SequenceMatcher(None, a, b, False).get_matching_blocks() if m[2]]
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[-1 - tail] == b[-1 - tail]:
+        tail += 1
+    a_mid, b_mid = a[head : len(a) - tail], b[head : len(b) - tail]
+    middle = _word_blocks(a_mid, b_mid) if _pairs(a_mid, b_mid) <= DIFF_PAIRS else []
+    blocks = [(head + i, head + j, n) for i, j, n in middle]
+    if head:
+        blocks.insert(0, (0, 0, head))
+    if tail:
+        blocks.append((len(a) - tail, len(b) - tail, tail))
+    return blocks
+
+
+def _pairs(a: list[str], b: list[str]) -> int:
+    """The pairs of equal words of ``a`` and ``b``: what aligning them costs."""
+    counts = Counter(b)
+    return sum(counts[w] for w in a)
+
+
+def _gap(
+    a: list[str], b: list[str], before: int, after: int, left: list[str], right: list[str]
+) -> None:
+    """The tokens between two runs of matched words (``before`` and ``after`` words long),
+    aligned as tokens: the words that differ and the whitespace around them. Whitespace the
+    same on both sides next to a run goes with it, the longer run first, as a match of tokens
+    (the longest first) would have taken it."""
+    ends: list[tuple[list[str], list[str]]] = []
+    head = tail = 0
+    for side in ("head", "tail") if before >= after else ("tail", "head"):
+        if side == "head" and before and len(a) > tail and len(b) > tail and a[0] == b[0]:
+            head = 1
+        if side == "tail" and after and len(a) > head and len(b) > head and a[-1] == b[-1]:
+            tail = 1
+    _marked(a[:head], b[:head], left, right)
+    ends.append((a[len(a) - tail :], b[len(b) - tail :]))
+    a, b = a[head : len(a) - tail], b[head : len(b) - tail]
+    if len(a) > GAP_TOKENS or len(b) > GAP_TOKENS:
+        _marked(a, b, left, right)
+    else:
+        for _, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, False).get_opcodes():
+            _marked(a[i1:i2], b[j1:j2], left, right)
+    _marked(*ends[0], left, right)
+
+
+def _marked(a: list[str], b: list[str], left: list[str], right: list[str]) -> None:
+    """Tokens that are the same on both sides written plain; else removed and added marked."""
+    old, new = html.escape("".join(a)), html.escape("".join(b))
+    if a == b:
+        left.append(old)
+        right.append(new)
+        return
+    if old:
+        left.append(f"<del>{old}</del>")
+    if new:
+        right.append(f"<ins>{new}</ins>")
 
 
 def _source_texts(

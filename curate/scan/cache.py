@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,18 @@ FLUSH_ENTRIES = 20_000
 Warn = Callable[[str], None]
 
 
+def digest_files(digest: Any, paths: Iterable[Path], root: Path | None = None) -> None:
+    """Each file's name (relative to ``root`` when it is under it, else its bare name) and
+    bytes into ``digest``: what code made a result. The cache keys by it, and the Ray
+    preflight compares it across nodes (:mod:`curate.engine.preflight`), so both mean the
+    same thing by "the same code"."""
+    for path in paths:
+        inside = root is not None and path.is_relative_to(root)
+        name = path.relative_to(root).as_posix() if inside else path.name
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
+
+
 class Notice(str):
     """A message through ``warn`` that is news only to who asked for detail (``-v``): the cache
     starting over after a settings change is what a settings change does, not a fault."""
@@ -63,10 +75,7 @@ def _fingerprint(settings: str) -> str:
     # validation/texpackages feed the rendered form that signatures are made of) and every
     # source format's reader: what a cached result was made by.
     own = sorted(package.rglob("*.py"), key=lambda p: p.relative_to(package).as_posix())
-    for path in [*own, *formats.module_files()]:
-        name = path.relative_to(package).as_posix() if path.is_relative_to(package) else path.name
-        digest.update(name.encode())
-        digest.update(path.read_bytes())
+    digest_files(digest, [*own, *formats.module_files()], package)
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())
     # The signatures come from rensa: an upgrade of it that hashes differently changes no
     # byte of ours, so the sketch's own version (bumped with any such change) is in the key.
