@@ -124,6 +124,18 @@ def corpus_report(
     )
 
 
+def addressed(run: ValidationRun) -> Report:
+    """The run's report with the files of a Hub dataset named by their ``hf://`` address, as
+    a build's table names them, never by where the download put them (a cache folder)."""
+    remote = {f.path: n for f, n in zip(run.files, run.names, strict=True) if n.startswith("hf://")}
+    if not remote:
+        return run.report
+    from curate.dataset.describe import published_report
+
+    named = published_report(run.report, {**{f.path: f.path for f in run.files}, **remote})
+    return replace(run.report, findings=named.findings, files=named.files).sort()
+
+
 def _texts_loader(scanned: Scan, config: Config, source_formats: list[str]) -> TextSource:
     """Record texts by handle, for the near-duplicate check's few candidates: from the spooled
     rows in a build, else by reading the file again."""

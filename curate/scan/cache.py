@@ -185,6 +185,7 @@ class ValidationCache:
         self.fingerprint = fingerprint(config)
         self.warn = warn
         self.hits = self.misses = 0
+        self._unreadable = 0  # entries that could not be read (said once)
         self._pending: list[tuple[str, str, str]] = []
         self._db: sqlite3.Connection | None = None
         self.readonly = readonly or self._cannot_write()
@@ -210,6 +211,11 @@ class ValidationCache:
         rows = dict(db.execute("SELECT k, v FROM meta").fetchall())
         if rows and rows.get("format") != FORMAT:
             raise ValueError(f"format {rows.get('format')!r}, expected {FORMAT!r}")
+        # Tables of another shape (another program's, or a damaged one) made every look-up
+        # fail, one warning each: 8,010 lines on every run. Found here, it is set aside once.
+        columns = [r[1] for r in db.execute("PRAGMA table_info(entries)").fetchall()]
+        if columns and columns != ["k", "v", "sum"]:
+            raise ValueError(f"unknown schema: entries({', '.join(columns)})")
         return rows
 
     def _open_readonly(self) -> sqlite3.Connection | None:
@@ -269,7 +275,12 @@ class ValidationCache:
                         raise ValueError("checksum mismatch")
                     value = decode(json.loads(text))
             except Exception as exc:  # a damaged or planted entry must never fail the run
-                self.warn(f"cache entry unreadable ({type(exc).__name__}); recomputing")
+                self._unreadable += 1
+                if self._unreadable == 1:  # once: a cache damaged throughout is one line
+                    self.warn(
+                        f"cache entry unreadable ({type(exc).__name__}); recomputing it (and "
+                        "any other such entry, without a line each)"
+                    )
                 value = None
         if value is None:
             self.misses += 1
