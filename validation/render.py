@@ -46,19 +46,46 @@ def _where(f: Finding) -> str:
     return printable(f"{f.file}:{f.line}" if f.line else f.file)
 
 
-def render_text(report: Report) -> str:
-    """Grouped by file, each finding as ``file:line  severity  code  message``, then a summary."""
+def listed(report: Report, cap: int) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """The findings a report lists, at most ``cap`` of one code in one file (0: all), in
+    report order, and what it leaves out: ``{file, code, severity, omitted}`` per (file, code),
+    in the order of their first findings. One record repeated a million times is one fault a
+    million times; listing each made a report of 400 MB."""
+    if not cap:
+        return report.findings, []
+    seen: Counter[tuple[str, str]] = Counter()
+    kept: list[Finding] = []
+    for f in report.findings:
+        seen[(f.file, f.code)] += 1
+        if seen[(f.file, f.code)] <= cap:
+            kept.append(f)
+    severity = {(f.file, f.code): str(f.severity) for f in reversed(report.findings)}
+    omitted = [
+        {"file": file, "code": code, "severity": severity[(file, code)], "omitted": n - cap}
+        for (file, code), n in seen.items()
+        if n > cap
+    ]
+    return kept, omitted
+
+
+def render_text(report: Report, cap: int = 0) -> str:
+    """Grouped by file, each finding as ``file:line  severity  code  message``, at most ``cap``
+    of one code in a file (the rest counted, :func:`listed`), then a summary of all."""
     out: list[str] = []
-    for file, group in groupby(report.findings, key=lambda f: f.file):
-        items = list(group)
-        out.append(f"{printable(file)} ({count(len(items), 'finding')})")
-        for f in items:
+    kept, omitted = listed(report, cap)
+    in_file = Counter(f.file for f in report.findings)
+    for file, group in groupby(kept, key=lambda f: f.file):
+        out.append(f"{printable(file)} ({count(in_file[file], 'finding')})")
+        for f in group:
             extra = ""
             if f.related:
                 extra += f" [related: {f.related}]"
             out.append(
                 f"  {_where(f)}: {f.severity:<7} {f.code:<16} {printable(f.message + extra)}"
             )
+        for o in omitted:
+            if o["file"] == file:
+                out.append(f"  … and {o['omitted']:,} more {o['code']} in this file")
         out.append("")
     summary = report.summary()
     by_code = summary["by_code"]
@@ -71,8 +98,19 @@ def render_text(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+def render_json(report: Report, cap: int = 0) -> str:
+    """The report as JSON, listing at most ``cap`` findings of one code in one file; those left
+    out are counted under ``omitted`` (:func:`listed`), and ``summary`` counts all."""
+    kept, omitted = listed(report, cap)
+    if not omitted:
+        out = report.to_dict()
+    else:
+        from dataclasses import replace
+
+        shown = replace(report, findings=kept).to_dict()
+        out = {"findings": shown.pop("findings"), "omitted": omitted, **shown}
+        out["summary"] = report.summary()
+    return json.dumps(out, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
 def _escape_data(value: str) -> str:
