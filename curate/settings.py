@@ -84,6 +84,11 @@ class Settings:
     # file's folder: a repository that keeps its data in data/raw/ says so once, for every
     # command, the workflows and the hooks.
     sources: tuple[str, ...] = ("sources",)
+    # How many findings of one code in one file a report of `curate validate` lists (text and
+    # JSON); the rest are counted ("… and N more"). The summary, the exit status and a
+    # baseline count every finding. A file of one record a million times over otherwise gave
+    # a report of 400 MB. 0: list all.
+    max_findings_listed: int = 1000
 
     def as_dict(self, *, run: bool = False) -> dict[str, Any]:
         """Every setting of the dataset as plain data, the checks' and the build's in one
@@ -101,7 +106,7 @@ OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
 # Settings of a run, not of the dataset: a build's bytes are the same whatever they say (the
 # sources' names are relative to their folder), so the manifest does not list them (`curate
 # config` does).
-RUN = ("engine", "sources")
+RUN = ("engine", "sources", "max_findings_listed")
 # The order of the settings in the manifest and in `curate config`: as they have always been
 # listed, the checks' and the build's interleaved (a manifest's bytes depend on it).
 ORDER = (

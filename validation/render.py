@@ -26,21 +26,66 @@ def _totals(summary: dict[str, Any], bold: bool = False) -> tuple[str, str]:
     return scanned, found
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def printable(value: str) -> str:
+    """``value`` on one line, control characters as escapes (``\\n``, ``\\x1b``): a file
+    named ``x\\n::error::y`` must not start a line of its own in a log, where a CI runner reads
+    it as a command, nor move the cursor of a terminal."""
+
+    def escape(m: re.Match[str]) -> str:
+        c = m[0]
+        return _NAMED.get(c) or (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}")
+
+    return _CONTROL.sub(escape, value)
+
+
 def _where(f: Finding) -> str:
-    return f"{f.file}:{f.line}" if f.line else f.file
+    return printable(f"{f.file}:{f.line}" if f.line else f.file)
 
 
-def render_text(report: Report) -> str:
-    """Grouped by file, each finding as ``file:line  severity  code  message``, then a summary."""
+def listed(report: Report, cap: int) -> tuple[list[Finding], list[dict[str, Any]]]:
+    """The findings a report lists, at most ``cap`` of one code in one file (0: all), in
+    report order, and what it leaves out: ``{file, code, severity, omitted}`` per (file, code),
+    in the order of their first findings. One record repeated a million times is one fault a
+    million times; listing each made a report of 400 MB."""
+    if not cap:
+        return report.findings, []
+    seen: Counter[tuple[str, str]] = Counter()
+    kept: list[Finding] = []
+    for f in report.findings:
+        seen[(f.file, f.code)] += 1
+        if seen[(f.file, f.code)] <= cap:
+            kept.append(f)
+    severity = {(f.file, f.code): str(f.severity) for f in reversed(report.findings)}
+    omitted = [
+        {"file": file, "code": code, "severity": severity[(file, code)], "omitted": n - cap}
+        for (file, code), n in seen.items()
+        if n > cap
+    ]
+    return kept, omitted
+
+
+def render_text(report: Report, cap: int = 0) -> str:
+    """Grouped by file, each finding as ``file:line  severity  code  message``, at most ``cap``
+    of one code in a file (the rest counted, :func:`listed`), then a summary of all."""
     out: list[str] = []
-    for file, group in groupby(report.findings, key=lambda f: f.file):
-        items = list(group)
-        out.append(f"{file} ({count(len(items), 'finding')})")
-        for f in items:
+    kept, omitted = listed(report, cap)
+    in_file = Counter(f.file for f in report.findings)
+    for file, group in groupby(kept, key=lambda f: f.file):
+        out.append(f"{printable(file)} ({count(in_file[file], 'finding')})")
+        for f in group:
             extra = ""
             if f.related:
                 extra += f" [related: {f.related}]"
-            out.append(f"  {_where(f)}: {f.severity:<7} {f.code:<16} {f.message}{extra}")
+            out.append(
+                f"  {_where(f)}: {f.severity:<7} {f.code:<16} {printable(f.message + extra)}"
+            )
+        for o in omitted:
+            if o["file"] == file:
+                out.append(f"  … and {o['omitted']:,} more {o['code']} in this file")
         out.append("")
     summary = report.summary()
     by_code = summary["by_code"]
@@ -53,8 +98,19 @@ def render_text(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_json(report: Report) -> str:
-    return json.dumps(report.to_dict(), ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+def render_json(report: Report, cap: int = 0) -> str:
+    """The report as JSON, listing at most ``cap`` findings of one code in one file; those left
+    out are counted under ``omitted`` (:func:`listed`), and ``summary`` counts all."""
+    kept, omitted = listed(report, cap)
+    if not omitted:
+        out = report.to_dict()
+    else:
+        from dataclasses import replace
+
+        shown = replace(report, findings=kept).to_dict()
+        out = {"findings": shown.pop("findings"), "omitted": omitted, **shown}
+        out["summary"] = report.summary()
+    return json.dumps(out, ensure_ascii=False, indent=2, sort_keys=False) + "\n"
 
 
 def _escape_data(value: str) -> str:
@@ -98,10 +154,6 @@ def _message(f: Finding) -> str:
     return f.message + (f" (related: {f.related})" if f.related else "")
 
 
-def _one_line(value: str) -> str:
-    return value.replace("\r", " ").replace("\n", " ")
-
-
 def render_github(report: Report, cap: int = GITHUB_ANNOTATION_CAP) -> str:
     """Workflow commands for the findings GitHub will show, then every other finding as a line.
 
@@ -125,7 +177,7 @@ def render_github(report: Report, cap: int = GITHUB_ANNOTATION_CAP) -> str:
             f"::group::{len(rest)} more {'finding' if len(rest) == 1 else 'findings'} (not "
             f"annotated: GitHub shows {cap} errors and {cap} warnings per step)"
         )
-        lines += [f"{_where(f)}: {f.severity} {f.code} {_one_line(_message(f))}" for f in rest]
+        lines += [f"{_where(f)}: {f.severity} {f.code} {printable(_message(f))}" for f in rest]
         lines.append("::endgroup::")
     summary = report.summary()
     scanned, found = _totals(summary)
@@ -139,9 +191,17 @@ def render_github(report: Report, cap: int = GITHUB_ANNOTATION_CAP) -> str:
 _MD_SPECIAL = re.compile(r"[\\`*_\[\]<>|~$]")
 
 
-def _md(value: str) -> str:
-    """Text shown as written in Markdown: a quoted ``**x**`` stays literal, no HTML, one line."""
-    return _MD_SPECIAL.sub(r"\\\g<0>", value).replace("\r", " ").replace("\n", " ")
+def markdown_text(value: str) -> str:
+    """Text shown as written in Markdown: a quoted ``**x**`` stays literal, no HTML, one line
+    (control characters as :func:`printable` writes them)."""
+    return _MD_SPECIAL.sub(r"\\\g<0>", printable(value))
+
+
+def markdown_code(value: str) -> str:
+    """Text for a one-backtick code span in a Markdown table cell: on one line, a backtick
+    (which would end the span) as ``'``, and ``|`` (which would end the cell, even inside a
+    span) escaped."""
+    return printable(value).replace("`", "'").replace("|", "\\|")
 
 
 def render_github_summary(
@@ -175,7 +235,8 @@ def render_github_summary(
             "",
         ]
     if report_url:
-        out += [f"Full report: [{_md(report_url)}]({report_url}) (artifact of this run).", ""]
+        link = f"[{markdown_text(report_url)}]({report_url})"
+        out += [f"Full report: {link} (artifact of this run).", ""]
     by_code = summary["by_code"]
     if by_code:
         out += ["### Findings by code", "", "| code | severity | count |", "|---|---|---:|"]
@@ -186,14 +247,15 @@ def render_github_summary(
             (f.file, f.severity is Severity.ERROR) for f in report.findings
         )
         for file in sorted({f.file for f in report.findings}):
-            out.append(f"| {_md(file)} | {per_file[(file, True)]} | {per_file[(file, False)]} |")
+            errors_in, warnings_in = per_file[(file, True)], per_file[(file, False)]
+            out.append(f"| {markdown_text(file)} | {errors_in} | {warnings_in} |")
         out += ["", f"### First findings of each code (up to {per_code})", ""]
         for code in by_code:  # type: ignore[union-attr]
             items = [f for f in report.findings if f.code == code]
             out.append(f"<details><summary><code>{code}</code>: {len(items)}</summary>")
             out.append("")
             for f in items[:per_code]:
-                out.append(f"- {_md(_where(f))}: {_md(_message(f))}")
+                out.append(f"- {markdown_text(_where(f))}: {markdown_text(_message(f))}")
             if len(items) > per_code:
                 out.append(f"- … and {len(items) - per_code} more")
             out += ["", "</details>", ""]

@@ -86,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except BuildRefused as exc:
         out.close()
-        sys.stdout.write(render_text(printable(exc.report)))
+        sys.stdout.write(render_text(printable(exc.report), settings.max_findings_listed))
         print(f"curate: build refused: {exc}; {out_dir} left as it was", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:

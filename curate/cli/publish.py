@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -29,13 +31,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     pub.set_defaults(func=run)
 
 
+def _bars_on_a_terminal_only() -> contextlib.AbstractContextManager[object]:
+    """huggingface_hub's progress bars off while it works, unless stderr is a terminal: in a
+    CI log each retry of a failing commit wrote "Upload 0 LFS files: 0it [00:00, ?it/s]"
+    between curate's lines. HF_HUB_DISABLE_PROGRESS_BARS, when set, decides instead."""
+    if sys.stderr.isatty() or "HF_HUB_DISABLE_PROGRESS_BARS" in os.environ:
+        return contextlib.nullcontext()
+    from huggingface_hub.utils import disable_progress_bars
+
+    return disable_progress_bars()
+
+
 def run(args: argparse.Namespace) -> int:
     from curate.release.publish import PublishError, publish
 
     say = console(args).say
     repo_id = args.repo_id or built_repo_id(args.dir)
     try:
-        result = publish(args.dir, repo_id, private=args.private, dry_run=args.dry_run, say=say)
+        with _bars_on_a_terminal_only():
+            result = publish(args.dir, repo_id, private=args.private, dry_run=args.dry_run, say=say)
     except PublishError as exc:
         print(f"curate: publish refused: {exc}", file=sys.stderr)
         return 1

@@ -67,18 +67,30 @@ def _check_output(option: str, given: str) -> None:
         raise UsageError(f"{option} {given} is under the file {blocker}")
 
 
+def _render(fmt: str, report: Report, cap: int) -> str:
+    """The report in ``fmt``: text and JSON list ``cap`` findings of a code in a file."""
+    from validation.render import render_json, render_sarif, render_text
+
+    if fmt == "sarif":
+        from curate.version import version
+
+        return render_sarif(report, tool_version=version())
+    if fmt == "text":
+        return render_text(report, cap)
+    if fmt == "json":
+        return render_json(report, cap)
+    from validation.render import RENDERERS
+
+    return RENDERERS[fmt](report)
+
+
 def run(args: argparse.Namespace) -> int:
     from curate import engine as engines
     from curate.pipeline.validate import addressed, printable, validate_paths
-    from validation.render import (
-        RENDERERS,
-        relative_to,
-        render_github_summary,
-        render_json,
-        render_sarif,
-    )
+    from validation.render import relative_to, render_github_summary, render_json
 
     config = options.checks(args)
+    cap = options.settings(args).max_findings_listed
     for option, given in (("--output", args.output), ("--json", args.json)):
         if given:
             _check_output(option, given)
@@ -121,12 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if args.format in ("github", "sarif"):
         # Code scanning and annotations read paths relative to the repository.
         report = relative_to(report, os.environ.get("GITHUB_WORKSPACE"))
-    if args.format == "sarif":
-        from curate.version import version
-
-        rendered = render_sarif(report, tool_version=version())
-    else:
-        rendered = RENDERERS[args.format](report)
+    rendered = _render(args.format, report, cap)
     from curate.io import write_output
 
     # A full disk or a read-only folder is an environment failure: main() says it in one line
@@ -136,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(rendered)
     if args.json:
-        write_output(args.json, render_json(report))
+        write_output(args.json, render_json(report, cap))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         # The runner creates this file; steps append to it.
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:

@@ -40,7 +40,7 @@ from curate.version import version as toolkit_version
 from validation import residue
 from validation.corpus import FileResult
 from validation.findings import Report
-from validation.render import render_json
+from validation.render import markdown_code, markdown_text, render_json
 
 
 @dataclass(frozen=True)
@@ -187,6 +187,16 @@ def croissant_license(s: Settings) -> str | None:
     return s.license_name if s.license == "other" else s.license
 
 
+def _card_source(s: dict[str, Any]) -> dict[str, Any]:
+    """A source as the card's table shows it: the name in a code span of a cell, the header
+    as text in one, so a file named `a|b\n# y.txt` ends no cell, row or table. A source
+    without a header (any file but a text drop) has none to show: a dash, in a project's own
+    card template too, never Python's "None"."""
+    keys = ("header", "header_language")
+    shown = {k: "—" if s[k] is None else markdown_text(s[k]) for k in keys}
+    return {**s, "name": markdown_code(s["name"]), **shown}
+
+
 def _stats(f: Facts) -> dict[str, Any]:
     table, plan = f.table, f.plan
     word_counts = np.concatenate(table.word_counts) if table.word_counts else np.empty(0)
@@ -197,12 +207,7 @@ def _stats(f: Facts) -> dict[str, Any]:
         "near_merged": plan.near_merged,
         "fingerprint": table.fingerprint,
         "venues": venues_phrase(table.venues),
-        # A source without a header (any file but a text drop) has none to show: a dash, in a
-        # project's own card template too, never Python's "None".
-        "sources": [
-            {**s, **{k: "—" for k in ("header", "header_language") if s[k] is None}}
-            for s in f.sources
-        ],
+        "sources": [_card_source(s) for s in f.sources],
         "headers": any(s["header"] is not None for s in f.sources),
         "length": length_stats(word_counts.tolist()),
         "markup": {k: table.markup[k] for k in residue.KINDS},

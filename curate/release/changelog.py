@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from curate.release.diff import counts_line, keyed, moved_line
+from validation.render import printable
 
 if TYPE_CHECKING:
     from curate.release.diff import Diff
@@ -17,7 +18,7 @@ _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 
 
 def _md(text: str) -> str:
-    return _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_SPECIAL.sub(r"\\\1", printable(text))
 
 
 _MARKED = re.compile(r"\[-(.*?)-\]|\{\+(.*?)\+\}")
@@ -40,7 +41,7 @@ def _code_list(names: list[str]) -> str:
 
 def _tick(text: str) -> str:
     """Text for a code span: a backtick in it would end the span."""
-    return text.replace("`", "'")
+    return printable(text).replace("`", "'")
 
 
 def _id(diff: Diff, row_id: str) -> str:

@@ -73,7 +73,8 @@ def test_messages_are_escaped_in_commands_and_literal_in_the_summary():
         "::warning file=a%2Cb%3Ac.txt,line=2,title=latex::residue `50\\%25` and **bold** | x%0Anext"
     )
     md = render_github_summary(report)
-    assert "residue \\`50\\\\%\\` and \\*\\*bold\\*\\* \\| x next" in md
+    # The newline as an escape (shown as \n), as text and the log show it: never dropped.
+    assert "residue \\`50\\\\%\\` and \\*\\*bold\\*\\* \\| x\\\\nnext" in md
 
 
 def test_step_summary_is_appended_with_counts_first_findings_and_the_report_link(
