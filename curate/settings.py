@@ -215,11 +215,13 @@ def _text_column_free(settings: Settings, source: str) -> None:
     """The text column and its raw twin take no other column's name."""
     if settings.text_column == "abstract":
         return
-    from curate.dataset.table import COLUMNS
+    from curate.dataset.table import COLUMNS, SOURCE_ID
     from validation.mapping import extra_columns
 
     taken = {c.name for c in COLUMNS} - {"abstract", "abstract_raw"}
     taken |= {name for name, _ in extra_columns(settings.checks.mapping)}
+    if any(entry.id is not None for entry in settings.checks.mapping.values()):
+        taken.add(SOURCE_ID)  # the kept record's own id, beside the text
     for name in (settings.text_column, f"{settings.text_column}_raw"):
         if name in taken:
             raise ConfigError(

@@ -411,3 +411,18 @@ def test_the_python_api_reads_the_configured_source_folder(tmp_path, capsys, mon
     monkeypatch.chdir(project)
     assert curate.validate_drops().records == 4
     assert curate.build_dataset(out=tmp_path / "dist").records_out == 4
+
+
+def test_a_text_column_named_like_the_source_id_column_is_refused(tmp_path, capsys):
+    """With a mapped id the table has a `source_id` column: a text column of that name made a
+    Parquet file with two `source_id` columns, which pyarrow then refused to read."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'text_column = "source_id"')
+    set_keys(config, 'id = "paper_id"', table="[tool.curate.mapping.jsonl]")
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'text_column')}: [tool.curate] text_column" in err
+    assert "already has a column 'source_id'" in err
