@@ -167,7 +167,13 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         from validation.registry import ROW_POLICIES
 
         return checks_config.code_table(name, value, ROW_POLICIES, source, scope="record")
-    if name in ("license_name", "license_link", "citation", "homepage", "repo_id"):
+    if name == "repo_id":
+        from curate.release.hub import REPO_ID
+
+        if not isinstance(value, str) or not REPO_ID.match(value):
+            raise checks_config.invalid(name, value, 'a Hub repository, "ORG/NAME"', source)
+        return value
+    if name in ("license_name", "license_link", "citation", "homepage"):
         return checks_config.optional_string(name, value, source)
     if name == "text_column":
         if not isinstance(value, str) or not COLUMN_NAME.match(value):

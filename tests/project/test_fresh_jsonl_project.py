@@ -426,3 +426,19 @@ def test_a_text_column_named_like_the_source_id_column_is_refused(tmp_path, caps
     err = capsys.readouterr().err
     assert f"pyproject.toml:{line_of(config, 'text_column')}: [tool.curate] text_column" in err
     assert "already has a column 'source_id'" in err
+
+
+def test_a_repo_id_that_is_no_hub_repository_is_a_usage_error_at_its_line(tmp_path, capsys):
+    """It was taken as it was: the card told readers to `load_dataset("my data")`, and publish
+    then blamed a `--repo-id` nobody had given."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('repo_id = "your-org/p"', 'repo_id = "my data"'), "utf-8")
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["build", str(project / "sources"), "--config", str(config),
+                 "--out", str(tmp_path / "dist")]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'repo_id')}: " in err and "'my data'" in err
+    assert "ORG/NAME" in err and not (tmp_path / "dist").exists()
