@@ -442,3 +442,27 @@ def test_a_repo_id_that_is_no_hub_repository_is_a_usage_error_at_its_line(tmp_pa
     err = capsys.readouterr().err
     assert f"pyproject.toml:{line_of(config, 'repo_id')}: " in err and "'my data'" in err
     assert "ORG/NAME" in err and not (tmp_path / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ('["english"]', "'english' is no language code the check knows; codes are ISO 639-1"),
+        ('["en", "EN"]', "'EN' is no language code the check knows (did you mean 'en'?)"),
+        ('["en-US"]', "'en-US' is no language code the check knows (did you mean 'en'?)"),
+        ("[]", 'languages must be at least one language code (to check none: '
+               '[tool.curate.severity] language = "off"), got []'),
+    ],
+)  # fmt: skip
+def test_a_language_the_check_cannot_answer_is_a_usage_error(tmp_path, capsys, written, said):
+    """`languages = ["english"]` was taken: every English record of the file then became a
+    `language` error, "expected english (to allow it: languages = ["english", "en"])"."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, f"languages = {written}")
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'languages = ')}: [tool.curate] " in err
+    assert said in err and err.count("\n") == 1
