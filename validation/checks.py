@@ -277,7 +277,7 @@ def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
     # What becomes of the character: an error refuses the build, a warning lets it remove it.
     fix = (
         "the build removes it from the text"
-        if severity_of("control-char", config) is not Severity.ERROR
+        if severity_of("control-char", config) != Severity.ERROR
         else 'as a warning ([tool.curate.severity] control-char = "warning") the build removes '
         "it from the text"
     )
