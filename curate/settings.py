@@ -130,8 +130,13 @@ def _noun(value: Any, source: str) -> tuple[str, str]:
     """``noun = "documents"`` (the singular is its stem: "document") or ``noun = ["entry",
     "entries"]``."""
     if isinstance(value, str) and value.strip():
+        if not value.endswith("s") or value == "s":  # "document": the card said "Document that are"
+            raise checks_config.invalid(
+                "noun", value, f'a plural ending in s ("{value}s"), or ["singular", "plural"] '
+                f'(["{value}", "{value}s"], ["datum", "data"])', source,
+            )  # fmt: skip
         one = value[:-3] + "y" if value.endswith("ies") else value.removesuffix("s")
-        return (one or value, value)
+        return (one, value)
     if (
         isinstance(value, list) and len(value) == 2
         and all(isinstance(v, str) and v.strip() for v in value)

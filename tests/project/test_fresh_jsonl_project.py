@@ -466,3 +466,17 @@ def test_a_language_the_check_cannot_answer_is_a_usage_error(tmp_path, capsys, w
     err = capsys.readouterr().err
     assert f"pyproject.toml:{line_of(config, 'languages = ')}: [tool.curate] " in err
     assert said in err and err.count("\n") == 1
+
+
+def test_a_singular_noun_is_a_usage_error_that_shows_both_forms(tmp_path, capsys):
+    """`noun = "document"` was read as the plural: the card said "Document in the source files"
+    and "Document that are equal after normalisation"."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'noun = "document"')
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'noun = ')}: [tool.curate] noun must be " in err
+    assert '("documents"), or ["singular", "plural"] (["document", "documents"]' in err
