@@ -8,6 +8,7 @@ from curate.ingest.formats.delimited import Csv, Tsv
 from curate.ingest.formats.fields import Hashed
 from curate.ingest.formats.jsonl import JsonLines
 from curate.ingest.formats.text import TextDrops
+from curate.project.toolkit import _Links
 from curate.release.diff import Diff
 from curate.transform.clean import CleanResult
 from validation import residue, schema, texsymbols_pylatexenc
@@ -30,4 +31,5 @@ USED = (
     texsymbols_pylatexenc.COPIED_FROM,  # the release the table was copied from (its test reads it)
     schema.records_frame,  # the record table as pandas sees it (the contract test's oracle)
     DetectorFactory.seed,  # langdetect reads it: the seed of its sampling
+    _Links.handle_starttag,  # html.parser.HTMLParser's protocol: feed() calls it
 )

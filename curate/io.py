@@ -45,6 +45,52 @@ def atomic_write_text(path: str | Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+# Where a path names a stream, not a document: /dev/stdout, /dev/fd/N, /proc/self/fd/N.
+_STREAMS = ("/dev/", "/proc/")
+
+
+def output_kind(path: str | Path) -> str | None:
+    """Why a file a user named for output (``--output``) cannot be written, or None.
+
+    A symlink is followed; a FIFO, a character device (``/dev/null``, a terminal) and a
+    stream such as ``/dev/stdout`` are written to as they are; a folder, a socket or a block
+    device is refused."""
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # to be made (or under a file: said apart)
+        return None
+    if stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return None
+    return {
+        stat.S_ISDIR(mode): "a folder",
+        stat.S_ISSOCK(mode): "a socket",
+        stat.S_ISBLK(mode): "a block device",
+    }.get(True, "not a regular file")
+
+
+def write_output(path: str | Path, text: str) -> None:
+    """Write a file a user named for output as ``>`` in a shell would, but atomically where
+    that means something: through a symlink to its target (the link stays a link), to a FIFO,
+    a character device or a stream such as ``/dev/stdout`` directly (replacing one with a
+    regular file, as the temp-file-and-rename of :func:`atomic_write_bytes` did, broke the
+    link or the pipe, and as root replaced ``/dev/stdout`` itself), and to a regular file
+    atomically. ``IsADirectoryError`` for what :func:`output_kind` refuses."""
+    data = text.encode("utf-8")
+    why = output_kind(path)
+    if why is not None:
+        raise IsADirectoryError(f"{display(path)} is {why}; not written")
+    given = os.path.abspath(path)
+    try:
+        mode = os.stat(given).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None
+    if given.startswith(_STREAMS) or (mode is not None and not stat.S_ISREG(mode)):
+        with open(given, "wb") as fh:
+            fh.write(data)
+        return
+    atomic_write_bytes(os.path.realpath(given), data)
+
+
 def display(path: str | Path) -> str:
     """A path as text that can always be printed and written as UTF-8.
 

@@ -111,7 +111,8 @@ ORDER = (
     "severity", "description", "license_name", "license_link", "citation", "creators",
     "homepage", "task_categories", "tags", "venues", "years", "header_phrases",
     "per_file_ignores", "row_policy", "math", "exclude", "max_record_chars", "max_file_bytes",
-    "keep", "rejected", "shard_size", "splits", "mapping", "text_column", "noun",
+    "max_records_per_file", "max_expansion", "max_columns", "keep", "rejected", "shard_size",
+    "splits", "mapping", "text_column", "noun",
 )  # fmt: skip
 # Settings the manifest lists only when they are not these (their defaults, as plain data).
 LEFT_OUT: dict[str, Any] = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,25 @@ def drop(tmp_path: Path) -> Callable[..., Path]:
 
     add.folder = folder  # type: ignore[attr-defined]
     return add
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """A test that needs Chromium skips without it on a developer's machine (one line: how to
+    install it), and fails under CI, where .ci/run installs it."""
+    import browser
+
+    if item.get_closest_marker("chromium") and not os.environ.get("CI") and not browser.find():
+        pytest.skip(browser.MISSING)
+
+
+@pytest.fixture(autouse=True)
+def _no_package_index(monkeypatch):
+    """`curate init` asks the package index whether the release it pins is there: in tests it
+    asks a port nothing listens on (it then says so and keeps the pin), so no test depends on
+    what a real index holds. tests/project/test_toolkit.py serves indexes of its own."""
+    from curate.project import toolkit
+
+    monkeypatch.setattr(toolkit, "configured_index", lambda: "http://127.0.0.1:9/simple")
 
 
 @pytest.fixture(autouse=True)

@@ -81,7 +81,7 @@ def test_release_only_from_the_default_branch_or_a_tag():
     data = yaml.safe_load((ROOT / ".github/workflows/release.yml").read_text(encoding="utf-8"))
     condition = " ".join(data["jobs"]["release"]["if"].split())
     assert "github.event.repository.default_branch" in condition
-    assert "startsWith(github.ref, 'refs/tags/v')" in condition
+    assert "startsWith(github.ref, 'refs/tags/dataset-v')" in condition
     for _, step in _workflow_steps(ROOT / ".github/workflows/release.yml"):
         assert step.get("with", {}).get("enable-cache") is not True, step  # no cache to poison
 

@@ -188,6 +188,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_a_kill_between_the_two_renames_is_recovered(built, tmp_path, capsys):
     out = tmp_path / "dist"
     shutil.copytree(built, out)
@@ -485,6 +486,7 @@ except KeyboardInterrupt:
 """
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_the_run_from_the_main_process_and_the_workers_say_nothing():
     """The workers ignore Ctrl-C: interrupted in the pool's queue, each printed a traceback, and
     one interrupted while it held the queue's lock left the others waiting, so that a build hung
@@ -608,6 +610,7 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_sigint_while_workers_write_leaves_the_old_build_and_no_traceback(built, tmp_path):
     src = tmp_path / "src"
     src.mkdir()

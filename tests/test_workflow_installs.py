@@ -276,6 +276,7 @@ def install_step(workflow: Path) -> str:
     return script
 
 
+@pytest.mark.slow
 def test_the_install_step_installs_the_wheel_only_with_its_sha256(tmp_path, wheel):
     """The written step, run as the runner would (bash, $RUNNER_TEMP, $GITHUB_PATH), on the
     requirement init wrote for a wheel URL, with the URL pointing at a local copy."""
@@ -309,3 +310,17 @@ def test_the_install_step_installs_the_wheel_only_with_its_sha256(tmp_path, whee
     out = subprocess.run([str(Path(bin_dir) / "curate"), "--version"],
                          capture_output=True, text=True, check=True).stdout  # fmt: skip
     assert out == f"curate {version()}\n"
+
+
+def test_the_ray_hint_installs_the_extra_s_ray_whatever_curate_came_from():
+    """`pip install 'curate-datasets[ray]'` needs the name on an index; Ray in the extra's
+    range works beside a curate from a wheel or a commit as well."""
+    import tomllib
+
+    from curate.engine.ray import INSTALL
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    (extra,) = project["optional-dependencies"]["ray"]
+    (quoted,) = re.findall(r"pip install '([^']+)'", INSTALL)
+    assert Requirement(quoted).specifier == Requirement(extra).specifier
+    assert Requirement(quoted).name == "ray"

@@ -3,8 +3,10 @@ options, and that the pieces fit together (triggers, secrets, artifacts, order o
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
+import shutil
 
 import pytest
 import yaml
@@ -15,8 +17,8 @@ from curate.cli import build_parser
 WORKFLOWS = ROOT / ".github" / "workflows"
 # Values for the shell and GitHub expressions in `run:` lines.
 PLACEHOLDERS = {
-    "REPO_ID": "org/name", "GITHUB_REF_NAME#v": "1.2.3", "GITHUB_ENV": "env",
-    "GITHUB_SHA": "0" * 40, "GITHUB_REF_NAME": "v1.2.3", "DEFAULT_BRANCH": "main",
+    "REPO_ID": "org/name", "GITHUB_REF_NAME#dataset-v": "1.2.3", "GITHUB_ENV": "env",
+    "GITHUB_SHA": "0" * 40, "GITHUB_REF_NAME": "dataset-v1.2.3", "DEFAULT_BRANCH": "main",
 }  # fmt: skip
 
 
@@ -74,8 +76,10 @@ def test_validate_workflow():
 def test_release_workflow():
     wf = load("release.yml")
     assert "workflow_dispatch" in wf["on"]
+    # dataset-vX.Y.Z: a tag vX.Y.Z is a release of curate itself (pypi.yml), not of the dataset
     (pattern,) = wf["on"]["push"]["tags"]
-    assert pattern.startswith("v")
+    assert pattern.startswith("dataset-v")
+    assert "refs/tags/dataset-v" in wf["jobs"]["release"]["if"]
     all_steps = steps(wf)
     assert any(uses(s, "astral-sh/setup-uv") for s in all_steps)
 
@@ -117,3 +121,61 @@ def test_no_workflow_prints_or_stores_the_token():
         for step in steps(load(path.name)):
             assert "HF_TOKEN" not in step.get("run", ""), (path.name, step.get("name"))
             assert "secrets" not in str(step.get("with", {})), (path.name, step.get("name"))
+
+
+def test_pypi_workflow_uploads_only_a_checked_tagged_build_by_trusted_publishing():
+    wf = load("pypi.yml")
+    assert wf["on"]["push"] == {"tags": ["v[0-9]+.[0-9]+.[0-9]+"]}
+    assert "pyproject.toml" in wf["on"]["pull_request"]["paths"]
+    assert wf["permissions"] == {"contents": "read"}
+    build, upload = wf["jobs"]["build"], wf["jobs"]["upload"]
+    scripts = [s.get("run", "") for s in build["steps"]]
+    # the tag names this version and a commit of the default branch, checked before the build
+    (guard,) = [i for i, s in enumerate(scripts) if "merge-base --is-ancestor" in s]
+    assert '"v$version"' in scripts[guard] and "uv version --short" in scripts[guard]
+    assert build["steps"][guard]["if"] == "github.ref_type == 'tag'"
+    (made,) = [i for i, s in enumerate(scripts) if s.startswith("uv build")]
+    (checked,) = [i for i, s in enumerate(scripts) if "twine" in s and " check --strict" in s]
+    (tried,) = [i for i, s in enumerate(scripts) if "curate init demo" in s]
+    assert guard < made < checked < tried
+    assert "curate build" in scripts[tried] and "dist/*.whl" in scripts[tried]
+    assert "id-token" not in str(build)  # only the upload job can ask for a token
+    # the upload: after the build, on a tag, in the environment PyPI's publisher names, with an
+    # OIDC token and no password
+    assert upload["needs"] == "build" and upload["if"] == "github.ref_type == 'tag'"
+    assert upload["permissions"] == {"id-token": "write"}
+    assert upload["environment"]["name"] == "pypi"
+    (kept,) = [s for s in build["steps"] if uses(s, "actions/upload-artifact")]
+    fetched, publish = upload["steps"]
+    assert uses(fetched, "actions/download-artifact")
+    assert fetched["with"]["name"] == kept["with"]["name"]
+    assert uses(publish, "pypa/gh-action-pypi-publish") and "with" not in publish
+
+
+@pytest.mark.slow
+def test_pypi_workflow_s_try_step_builds_a_dataset_from_the_wheel(tmp_path):
+    """The step that installs the wheel into a clean environment and starts a project with it,
+    run as the runner would, on the wheel built from this checkout."""
+    import os
+    import subprocess
+
+    (step,) = [s for s in load("pypi.yml")["jobs"]["build"]["steps"]
+               if "curate init demo" in s.get("run", "")]  # fmt: skip
+    workspace, runner = tmp_path / "workspace", tmp_path / "runner"
+    runner.mkdir()
+    (workspace / "dist").mkdir(parents=True)
+    shutil.copytree(ROOT / "sources", workspace / "sources")
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    subprocess.run(["uv", "build", "--wheel", "-q", "--out-dir", str(workspace / "dist"),
+                    str(ROOT)], env=env, check=True, capture_output=True)  # fmt: skip
+    constraints = tmp_path / "constraints.txt"  # the locked versions: uv's cache holds them
+    subprocess.run(["uv", "export", "--project", str(ROOT), "--frozen", "--no-dev",
+                    "--no-emit-project", "--no-hashes", "-q", "-o", str(constraints)],
+                   check=True, capture_output=True)  # fmt: skip
+    env |= {"RUNNER_TEMP": str(runner), "GITHUB_WORKSPACE": str(workspace),
+            "UV_CONSTRAINT": str(constraints)}  # fmt: skip
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], cwd=workspace, env=env,
+                          capture_output=True, text=True, check=False, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    manifest = json.loads((runner / "demo" / "dist" / "manifest.json").read_text("utf-8"))
+    assert (manifest["rows"], manifest["records_in"]) == (55, 57)  # the bundled build's

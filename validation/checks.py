@@ -54,6 +54,7 @@ register_code(
 )  # fmt: skip
 register_code("id-field", "error", "no record of a file has the mapped id field")
 register_code("file-truncated", "error", "a compressed or Parquet file ends early or is damaged")
+register_code("duplicate-key", "error", "a JSON object names one field twice (the last is kept)")
 
 
 def _excerpt(text: str, width: int = 60) -> str:

@@ -51,6 +51,12 @@ class Config:
     exclude: tuple[str, ...] = ()
     max_record_chars: int = 100_000
     max_file_bytes: int = 64 * 1024 * 1024
+    # What a streamed file may make of its bytes: the records one file yields, how many times
+    # its compressed size a .gz file may expand to (text compresses 3-10 times; a file of one
+    # record repeated, a million times over, 200 times and more), and a CSV header's columns.
+    max_records_per_file: int = 10_000_000
+    max_expansion: int = 100
+    max_columns: int = 10_000
     # Which field of a JSONL, CSV, Parquet or Arrow source is what (validation.mapping): it
     # decides what records a file yields, so it keys the cache like a threshold.
     mapping: dict[str, FieldMap] = field(default_factory=dict)

@@ -84,8 +84,11 @@ RECORD_CONTRACT = TableContract(
         ColumnRule("venue", "str", nullable=True, min_length=1, max_length=40),
         ColumnRule("year", "Int64", nullable=True, min_value=1950, max_value=2100),
         ColumnRule("header_language", "str", nullable=True, pattern=r"^[a-z]{2,3}$"),
+        # A tabular record's row, or its element of a JSON array: two records may start on
+        # one line (a JSON array written on one line), never at one position.
+        ColumnRule("row", "Int64", nullable=True, min_value=1),
     ),
-    unique=("file", "line"),
+    unique=("file", "line", "row"),
     strict=True,
     ordered=True,
 )
@@ -106,6 +109,7 @@ def record_rows(source: SourceFile) -> list[dict[str, Any]]:
             "venue": r.venue_year[0],
             "year": r.venue_year[1],
             "header_language": r.header.language if r.header else None,
+            "row": r.row,
         }
         for r in source.records
     ]
@@ -221,6 +225,7 @@ def frame_of(rows: Sequence[Row]) -> pd.DataFrame:
 
     frame = pd.DataFrame(rows, columns=RECORD_CONTRACT.names)
     frame["year"] = frame["year"].astype("Int64")
+    frame["row"] = frame["row"].astype("Int64")
     frame["line"] = frame["line"].astype("int64")
     return frame
 

@@ -5,9 +5,9 @@ The command line is thin: each command (a module of this package) reads its opti
 settings, calls the library, and prints. Exit codes: 0 success, 1 the data failed (errors, or
 warnings with ``--strict``), 2 usage errors (an output folder that is not ours included), 3
 anything unexpected (a worker process that died, an environment failure or a bug: one line, the
-traceback with ``--debug``), 130 interrupted, 141 output cut off by a closed pipe
-(``curate codes | head``). :data:`EXIT_CODES` says which exception means which. Bad input
-never produces a traceback: it is a finding or a one-line message.
+traceback with ``--debug``), 130 interrupted, 143 terminated (SIGTERM), 141 output cut off by
+a closed pipe (``curate codes | head``). :data:`EXIT_CODES` says which exception means which.
+Bad input never produces a traceback: it is a finding or a one-line message.
 
 Start-up: this package imports argparse-level things only. Every library a command needs
 (numpy, pyarrow, pandas, huggingface_hub, tqdm, even ``importlib.metadata`` for ``--version``)
@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from curate.cli import build, codes, diff, options, project, publish, report, validate
@@ -31,6 +33,18 @@ COMMANDS = (validate, build, diff, publish, codes, project, report)
 
 EXIT_INTERNAL = 3
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143  # 128 + SIGTERM, as a shell reports a process it ended
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be: the same clean-up on the way out (the workers
+    stopped, the staging folder removed, the output as it was), with its own exit code."""
+
+
+def _on_sigterm(_signum: int, _frame: object) -> None:
+    raise Terminated
+
+
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command its reader closed
 
 # Which exception means which exit code, the first match winning (a subclass before its base).
@@ -105,10 +119,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _printable_streams()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
+    try:
+        return _run(args)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code = int(args.func(args))
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
         return code
+    except Terminated:
+        print("curate: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         print("curate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED

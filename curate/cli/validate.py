@@ -51,9 +51,17 @@ def why_failed(report: Report) -> str:
 
 def _check_output(option: str, given: str) -> None:
     """Refuse, before the work, a report file that cannot be written."""
+    from curate.io import output_kind
+
     output = Path(given).absolute()
-    if output.is_dir():
+    why = output_kind(output)
+    if why == "a folder":
         raise UsageError(f"{option} {given} is a folder; give the report's file name")
+    if why is not None:
+        raise UsageError(
+            f"{option} {given} is {why}; give a file (a symlink to one, a FIFO or a device "
+            "such as /dev/stdout is written through)"
+        )
     blocker = next((p for p in output.parents if p.exists() and not p.is_dir()), None)
     if blocker is not None:
         raise UsageError(f"{option} {given} is under the file {blocker}")
@@ -61,7 +69,7 @@ def _check_output(option: str, given: str) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from curate import engine as engines
-    from curate.pipeline.validate import printable, validate_paths
+    from curate.pipeline.validate import addressed, printable, validate_paths
     from validation.render import (
         RENDERERS,
         relative_to,
@@ -82,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
     out = console(args)
     paths = options.sources(args)
     try:
-        report = validate_paths(
+        run = validate_paths(
             paths,
             config,
             jobs=jobs,
@@ -90,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=options.cache_dir(args),
             progress=out.files(paths, config.exclude),
             warn=out.warn,
-        ).report
+        )
+        report = addressed(run)
     finally:
         out.close()
         if runner is not None:
@@ -118,16 +127,16 @@ def run(args: argparse.Namespace) -> int:
         rendered = render_sarif(report, tool_version=version())
     else:
         rendered = RENDERERS[args.format](report)
-    from curate.io import atomic_write_text
+    from curate.io import write_output
 
     # A full disk or a read-only folder is an environment failure: main() says it in one line
     # naming the file (exit 3); the paths themselves were checked before the work.
     if args.output:
-        atomic_write_text(args.output, rendered)
+        write_output(args.output, rendered)
     else:
         sys.stdout.write(rendered)
     if args.json:
-        atomic_write_text(args.json, render_json(report))
+        write_output(args.json, render_json(report))
     if args.format == "github" and os.environ.get("GITHUB_STEP_SUMMARY"):
         # The runner creates this file; steps append to it.
         with open(os.environ["GITHUB_STEP_SUMMARY"], "a", encoding="utf-8") as summary:

@@ -101,6 +101,22 @@ class LocalPool:
                 "a worker process died (killed, e.g. by the out-of-memory killer); "
                 "nothing was written; retry with fewer --jobs"
             ) from None
+        except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the run stops now
+            self._stop_workers()
+            raise
+
+    def _stop_workers(self) -> None:
+        """End the workers mid-task: closing the pool waited for the running tasks (24 s on
+        a large file, minutes on a larger one) before Ctrl-C took effect, and a second Ctrl-C
+        then left the staging folder behind. What they were writing is the run's own, in the
+        staging folder that the run removes."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        # The executor keeps its processes here; it has no public way to end them mid-task.
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.kill()
+        pool.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         if self._pool is not None:

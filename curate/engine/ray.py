@@ -20,8 +20,11 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import sys
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, TypeVar
 
 from curate.errors import UsageError, WorkerDied
@@ -29,7 +32,9 @@ from curate.errors import UsageError, WorkerDied
 T = TypeVar("T")
 R = TypeVar("R")
 RETRIES = 3  # attempts after the first, for a task whose worker or node died
-INSTALL = "pip install 'curate-datasets[ray]'"
+# Ray itself, in the range of the [ray] extra (tests/test_workflow_installs.py holds them equal):
+# that works however curate was installed, from a wheel, a commit or an index.
+INSTALL = "pip install 'ray>=2.60,<3' (curate-datasets' [ray] extra)"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
 
 
@@ -52,7 +57,60 @@ def _import_ray(local: bool) -> Any:
         import ray
     except ImportError:
         raise UsageError(f"--engine ray needs Ray, which is not installed: {INSTALL}") from None
+    _off_stdout(ray)
     return ray
+
+
+def _off_stdout(ray: Any) -> None:
+    """Send what Ray prints in this process to stderr: stdout carries curate's output only
+    (a report in JSON, piped on). Ray's driver printed the raylet's errors, such as "A worker
+    died…" in ANSI colours, to stdout, so that a `--format json` report after a killed worker
+    was no JSON."""
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    printer = getattr(worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "to_stderr", False):
+        return  # another Ray, or done already
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        printer({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
+
+
+@contextlib.contextmanager
+def _own_sigterm() -> Iterator[None]:
+    """Keep this process's SIGTERM handler through ``ray.init``, which installs Ray's own (a
+    stack dump and SIGABRT, exit 134): SIGTERM is curate's, to stop as Ctrl-C does."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    handler = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if handler is not None:
+            signal.signal(signal.SIGTERM, handler)
+
+
+@contextlib.contextmanager
+def _held_stderr() -> Iterator[Callable[[], str]]:
+    """Hold what is written to this process's stderr (file descriptor 2, where Ray's C++
+    core logs) while the cluster is started or joined: a failure is curate's one line, not
+    twenty of ``gcs_client.cc … Failed to get cluster ID`` first. Yields what was held."""
+    with tempfile.TemporaryFile() as held:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        try:
+            yield lambda: (held.seek(0), held.read().decode("utf-8", "replace"))[1]
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def _run(fn: Callable[[T], R], task: T, folder: str) -> R:
@@ -105,6 +163,18 @@ class RayEngine:
         self._remote: Any = None  # the remote function, made on first use
         self.retries = RETRIES
 
+    def preflight(self, roots: Iterable[str | Path], work: str | Path | None) -> None:
+        """Before any work, check every node of a cluster the run joins or was given
+        (:mod:`curate.engine.preflight`). A cluster of its own is this machine, this
+        interpreter and these files: it has nothing to check, and still starts only when a
+        task needs it."""
+        if self.address is None and not self._ray.is_initialized():
+            return
+        from curate.engine import preflight
+
+        self._connect()
+        preflight.check(self._ray, roots, work)
+
     @property
     def workers(self) -> int:
         """Tasks that run at once: the cluster's CPUs (joining or starting it)."""
@@ -123,11 +193,22 @@ class RayEngine:
             from curate.engine import default_jobs
 
             cpus = self._jobs or default_jobs()
-            # "local": a new cluster, never one that `ray start` left on this machine.
-            ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+            print(f"curate: starting a local Ray cluster ({cpus} CPUs)…", file=sys.stderr,
+                  flush=True)  # fmt: skip
+            try:
+                with _held_stderr(), _own_sigterm():
+                    # "local": a new cluster, never one that `ray start` left on this machine.
+                    ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+            except Exception as exc:  # a timeout, a port taken, a full /tmp...
+                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                raise ClusterUnreachable(
+                    f"the local Ray cluster did not start ({first[:200]}); retry, or use "
+                    "--engine local"
+                ) from None
         else:
             try:
-                ray.init(address=self.address, **quiet)
+                with _held_stderr(), _own_sigterm():
+                    ray.init(address=self.address, **quiet)
             except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 if "InvalidAuthToken" in f"{exc} {exc.__cause__}":

@@ -119,6 +119,10 @@ def discover(
             local = fetch(str(p))
             addresses[local] = str(p).rstrip("/")
             given.append(local)
+        elif str(p).startswith("hf://"):  # a Path would fold it to hf:/models/…
+            raise UsageError(
+                f"{p}: only Hub datasets are sources, hf://datasets/ORG/NAME[@REVISION]"
+            )
         else:
             given.append(Path(p))
     roots = [p.resolve() for p in given if p.is_dir()]

@@ -67,17 +67,25 @@ def validate_paths(
         own.append(engines.make(engines.DEFAULT, jobs))
         return own[0]
 
+    paths = list(paths)
     with contextlib.ExitStack() as stack:
+        roots: list[str | Path] = [p for p in paths if not str(p).startswith("hf://")]
 
         def fetch(address: str) -> Path:
             from curate.ingest import remote
 
             if cache_dir is not None:
-                return remote.fetch(address, Path(cache_dir) / "hub")
-            into = stack.enter_context(tempfile.TemporaryDirectory(prefix="curate-hub-"))
-            return remote.fetch(address, Path(into))
+                roots.append(remote.fetch(address, Path(cache_dir) / "hub"))
+            else:
+                into = stack.enter_context(tempfile.TemporaryDirectory(prefix="curate-hub-"))
+                roots.append(remote.fetch(address, Path(into)))
+            return roots[-1]
 
         sources = discover(paths, config.exclude, fetch)
+        # An engine whose tasks run on other machines checks them before its first task.
+        preflight = getattr(engine, "preflight", None)
+        if preflight is not None:
+            preflight(roots, rows.folder if rows is not None else None)
         try:
             scanned = scan(
                 sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
@@ -114,6 +122,18 @@ def corpus_report(
         scanned.spools,
         source_formats,
     )
+
+
+def addressed(run: ValidationRun) -> Report:
+    """The run's report with the files of a Hub dataset named by their ``hf://`` address, as
+    a build's table names them, never by where the download put them (a cache folder)."""
+    remote = {f.path: n for f, n in zip(run.files, run.names, strict=True) if n.startswith("hf://")}
+    if not remote:
+        return run.report
+    from curate.dataset.describe import published_report
+
+    named = published_report(run.report, {**{f.path: f.path for f in run.files}, **remote})
+    return replace(run.report, findings=named.findings, files=named.files).sort()
 
 
 def _texts_loader(scanned: Scan, config: Config, source_formats: list[str]) -> TextSource:

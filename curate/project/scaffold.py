@@ -16,7 +16,7 @@ from pathlib import Path, PurePath, PurePosixPath
 from string import Template
 
 from curate.errors import UsageError
-from curate.version import DISTRIBUTION, version
+from curate.project.toolkit import choose, toolkit_requirement
 
 TEMPLATES = Path(__file__).with_name("templates")
 
@@ -96,65 +96,6 @@ def sources_hint(format_name: str = "text") -> str:
     return f"drops ({claimed})" if format_name == "text" else f"{format_name} files ({claimed})"
 
 
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_SHA256 = re.compile(r"(?:^|&)sha256=[0-9a-f]{64}(?:&|$)")
-# What a URL written into a workflow may hold: no quote, space, backslash or `$` (a GitHub
-# expression or a shell variable).
-_URL = re.compile(r"[A-Za-z0-9._~:/?#@!&+,;=%-]+")
-
-
-def toolkit_requirement(spec: str | None = None) -> str:
-    """The requirement the workflows install curate with: exactly our distribution.
-
-    By default the running release from the index, pinned (``curate-datasets==X.Y.Z``).
-    ``spec`` may pin another release the same way, or name a URL of our distribution (bare, or
-    as ``curate-datasets @ URL``) whose content cannot change under it: a ``git+https`` URL
-    pinned to a full commit id, or an ``https`` URL of a wheel or sdist with its ``#sha256=``.
-    Anything else (another name, a range, a branch or tag, a URL without its hash) is a
-    :class:`UsageError`: the release workflow holds the Hub token, and a name or a reference
-    that can move installs whatever is published under it then.
-    """
-    if spec is None:
-        return f"{DISTRIBUTION}=={version()}"
-    from packaging.requirements import InvalidRequirement, Requirement
-    from packaging.utils import canonicalize_name
-
-    def refuse(why: str) -> UsageError:
-        return UsageError(f"--toolkit {spec!r}: {why}")
-
-    text = spec.strip()
-    try:
-        req = Requirement(text)
-    except InvalidRequirement:
-        try:  # a bare URL: the distribution it must hold is ours
-            req = Requirement(f"{DISTRIBUTION} @ {text}")
-        except InvalidRequirement:
-            raise refuse("not a requirement nor a URL") from None
-    if canonicalize_name(req.name) != DISTRIBUTION:
-        raise refuse(f"installs {req.name!r}, not {DISTRIBUTION!r} (curate's distribution)")
-    if req.extras or req.marker is not None:
-        raise refuse("extras and markers have no use here")
-    if req.url is None:
-        pins = list(req.specifier)
-        if len(pins) != 1 or pins[0].operator != "==" or "*" in pins[0].version:
-            raise refuse(f"pin one release ({DISTRIBUTION}==X.Y.Z), or give a URL")
-        return f"{DISTRIBUTION}{req.specifier}"
-    url = req.url
-    if not _URL.fullmatch(url):
-        raise refuse("the URL holds a character a workflow would read otherwise")
-    base, _, fragment = url.partition("#")
-    if url.startswith("git+https://"):
-        path = base.split("://", 1)[1].partition("/")[2]
-        if not _COMMIT.fullmatch(path.rpartition("@")[2] if "@" in path else ""):
-            raise refuse("a git URL must end in @ and a full commit id (a branch or tag moves)")
-    elif url.startswith("https://"):
-        if not base.endswith((".whl", ".tar.gz")) or not _SHA256.search(fragment):
-            raise refuse("an https URL must be a .whl or .tar.gz with its #sha256=")
-    else:
-        raise refuse("give a git+https URL pinned to a commit or an https URL with #sha256=")
-    return f"{DISTRIBUTION} @ {url}"
-
-
 def init_project(
     folder: str | Path = ".",
     *,
@@ -183,9 +124,8 @@ def init_project(
         "name": title.replace('"', "'"),
         "repo_id": f"your-org/{_slug(title)}",
         "sources": sources_hint(format_name),
-        # JSON's string syntax is YAML's double-quoted scalar: the workflows' env value
-        "toolkit": json.dumps(toolkit_requirement(toolkit)),
     }
+    requirement = toolkit_requirement(toolkit)  # a bad --toolkit is refused before anything
     files = dict(FILES)
     if not _present(root / folder_name):  # a folder the repository has already is kept as is
         files[f"{folder_name}/.gitkeep"] = ""
@@ -202,6 +142,10 @@ def init_project(
     existing = [rel for rel in files if _present(root / rel)]
     if existing:
         raise InitRefused(f"{root}: already has " + ", ".join(existing) + "; nothing was written")
+    chosen = choose(requirement, given=toolkit is not None)
+    # JSON's string syntax is YAML's double-quoted scalar: the workflows' env value
+    values["toolkit"] = json.dumps(chosen.requirement)
+    notes += [chosen.note] if chosen.note else []
     written = []
     for rel, template in files.items():
         target = root / rel

@@ -638,10 +638,14 @@ def write_report(
     An existing file is replaced only if it is such a page: a report never overwrites a file
     that curate did not write.
     """
-    from curate.io import atomic_write_text
+    from curate.io import output_kind, write_output
 
     target = Path(out) if out is not None else Path(folder) / REPORT_HTML
-    if target.exists() and not _is_ours(target):
+    why = output_kind(target)
+    if why is not None:
+        raise ReportError(f"{target} is {why}: not written")
+    # (a FIFO or a device is written to, never opened to be read first: that would block)
+    if target.is_file() and not _is_ours(target):
         raise ReportError(f"{target} exists and is not a curate report: not overwriting it")
-    atomic_write_text(target, render_report(folder, sources))
+    write_output(target, render_report(folder, sources))
     return target

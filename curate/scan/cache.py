@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,18 @@ FLUSH_ENTRIES = 20_000
 Warn = Callable[[str], None]
 
 
+def digest_files(digest: Any, paths: Iterable[Path], root: Path | None = None) -> None:
+    """Each file's name (relative to ``root`` when it is under it, else its bare name) and
+    bytes into ``digest``: what code made a result. The cache keys by it, and the Ray
+    preflight compares it across nodes (:mod:`curate.engine.preflight`), so both mean the
+    same thing by "the same code"."""
+    for path in paths:
+        inside = root is not None and path.is_relative_to(root)
+        name = path.relative_to(root).as_posix() if inside else path.name
+        digest.update(name.encode())
+        digest.update(path.read_bytes())
+
+
 class Notice(str):
     """A message through ``warn`` that is news only to who asked for detail (``-v``): the cache
     starting over after a settings change is what a settings change does, not a fault."""
@@ -63,10 +75,7 @@ def _fingerprint(settings: str) -> str:
     # validation/texpackages feed the rendered form that signatures are made of) and every
     # source format's reader: what a cached result was made by.
     own = sorted(package.rglob("*.py"), key=lambda p: p.relative_to(package).as_posix())
-    for path in [*own, *formats.module_files()]:
-        name = path.relative_to(package).as_posix() if path.is_relative_to(package) else path.name
-        digest.update(name.encode())
-        digest.update(path.read_bytes())
+    digest_files(digest, [*own, *formats.module_files()], package)
     digest.update(json.dumps({c: s.version for c, s in REGISTRY.items()}, sort_keys=True).encode())
     # The signatures come from rensa: an upgrade of it that hashes differently changes no
     # byte of ours, so the sketch's own version (bumped with any such change) is in the key.
@@ -176,6 +185,7 @@ class ValidationCache:
         self.fingerprint = fingerprint(config)
         self.warn = warn
         self.hits = self.misses = 0
+        self._unreadable = 0  # entries that could not be read (said once)
         self._pending: list[tuple[str, str, str]] = []
         self._db: sqlite3.Connection | None = None
         self.readonly = readonly or self._cannot_write()
@@ -201,6 +211,11 @@ class ValidationCache:
         rows = dict(db.execute("SELECT k, v FROM meta").fetchall())
         if rows and rows.get("format") != FORMAT:
             raise ValueError(f"format {rows.get('format')!r}, expected {FORMAT!r}")
+        # Tables of another shape (another program's, or a damaged one) made every look-up
+        # fail, one warning each: 8,010 lines on every run. Found here, it is set aside once.
+        columns = [r[1] for r in db.execute("PRAGMA table_info(entries)").fetchall()]
+        if columns and columns != ["k", "v", "sum"]:
+            raise ValueError(f"unknown schema: entries({', '.join(columns)})")
         return rows
 
     def _open_readonly(self) -> sqlite3.Connection | None:
@@ -260,7 +275,12 @@ class ValidationCache:
                         raise ValueError("checksum mismatch")
                     value = decode(json.loads(text))
             except Exception as exc:  # a damaged or planted entry must never fail the run
-                self.warn(f"cache entry unreadable ({type(exc).__name__}); recomputing")
+                self._unreadable += 1
+                if self._unreadable == 1:  # once: a cache damaged throughout is one line
+                    self.warn(
+                        f"cache entry unreadable ({type(exc).__name__}); recomputing it (and "
+                        "any other such entry, without a line each)"
+                    )
                 value = None
         if value is None:
             self.misses += 1

@@ -17,6 +17,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 from conftest import ROOT
 
@@ -71,6 +72,7 @@ def hooked_repo(repo: Path, tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_a_commit_adding_a_duplicate_of_a_committed_abstract_is_refused(tmp_path):
     repo = tmp_path / "data"
     (repo / "sources").mkdir(parents=True)
@@ -95,6 +97,7 @@ def test_a_commit_adding_a_duplicate_of_a_committed_abstract_is_refused(tmp_path
     assert ".curate-cache" not in left and not (repo / ".curate-cache").exists()
 
 
+@pytest.mark.slow
 def test_in_a_jsonl_project_a_commit_adding_a_broken_line_is_refused(tmp_path, capsys):
     """A project made by ``curate init --format jsonl``, its sources in data/raw/: the hook runs
     on the .jsonl file (it was skipped as no drop before) and refuses the commit."""

@@ -193,6 +193,7 @@ def test_a_cold_validate_of_a_clean_drop_loads_no_pandas_pandera_or_ftfy(tmp_pat
     assert not (tmp_path / "cache").exists()
 
 
+@pytest.mark.slow
 def test_a_cold_validate_of_a_drop_that_breaks_the_schema_loads_pandera(tmp_path):
     """The other side: pandera is imported when a rule fails, and reports the failure."""
     drop = tmp_path / "sources"

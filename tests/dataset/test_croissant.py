@@ -268,6 +268,7 @@ def test_wrong_sha256_is_caught_by_mlcroissant(tmp_path: Path) -> None:
     assert "Hash of downloaded file" in str(info.value.__cause__)
 
 
+@pytest.mark.slow
 def test_mlcroissant_validate_cli(built: Path, tmp_path: Path) -> None:
     exe = shutil.which("mlcroissant", path=str(Path(sys.executable).parent))
     if exe is None:

@@ -95,6 +95,7 @@ def test_a_type_it_does_not_know_is_refused_not_guessed(typ):
         hf_features(pa.schema([("x", typ)]))
 
 
+@pytest.mark.slow
 def test_a_sound_build_imports_neither_datasets_matplotlib_nor_pandera(tmp_path):
     """A whole build in a fresh interpreter: none of them is loaded. The table's contract held
     for every row in plain Python, so pandera was never needed to say what fails. (pandas is:

@@ -75,6 +75,7 @@ def same_tree(a: Path, b: Path) -> bool:
     return not mismatch and not errors and all(same_tree(a / d, b / d) for d in compared.subdirs)
 
 
+@pytest.mark.slow
 def test_the_same_bytes_on_the_serial_engine_the_local_pool_and_threads(drops, tmp_path, parallel):
     serial = build([drops], tmp_path / "serial", Settings(), engine="serial", template=TEMPLATE)
     local = build([drops], tmp_path / "local", Settings(), jobs=2, template=TEMPLATE)
@@ -90,6 +91,7 @@ def test_the_same_bytes_on_the_serial_engine_the_local_pool_and_threads(drops, t
     assert same_tree(tmp_path / "serial", tmp_path / "threads")
 
 
+@pytest.mark.slow
 def test_a_thread_engine_reads_the_cache_without_a_warning(drops, tmp_path, parallel, capsys):
     cache = tmp_path / "cache"
     threads = Threads()

@@ -37,6 +37,10 @@ from curate.settings import Settings
 from curate.transform.rows import Cleaning
 from validation.corpus import Corpus, search_corpus
 
+# Each test starts Ray (a cluster of the module's, or one a build starts): one worker runs them
+# all, one at a time, so two clusters never compete for the two CPUs they each ask for.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+
 
 @pytest.fixture(scope="module")
 def cluster():

@@ -29,6 +29,8 @@ from conftest import ROOT
 from curate.pipeline.build import build
 from curate.settings import from_mapping
 
+pytestmark = pytest.mark.slow  # builds the dev corpus in every format
+
 DATA = ROOT / "tests" / "data"
 SAMPLE = DATA / "formats_sample.jsonl"
 DROP = DATA / "formats_sample.txt"

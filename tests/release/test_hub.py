@@ -94,6 +94,7 @@ def test_connection_refused(broken, release, tmp_path, capsys, command):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("broken", ["silent"], indirect=True)
 @pytest.mark.parametrize("command", COMMANDS)
 def test_a_server_that_never_answers(broken, release, tmp_path, capsys, command):

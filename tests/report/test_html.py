@@ -8,8 +8,11 @@ a test should); this test uses the bundled sources. Screenshots are kept in the 
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
@@ -37,6 +40,8 @@ def built(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
+@pytest.mark.chromium
 def test_page_renders_with_every_chart_and_no_console_message(built, tmp_path):
     page = open_page(built / "report.html", tmp_path / "report.png")
     assert page.console == []
@@ -138,6 +143,8 @@ def test_charts_are_well_formed_at_the_edges():
     assert str(_length_chart([5, 9, 9, 300])) == str(_length_chart([5, 9, 9, 300]))
 
 
+@pytest.mark.slow
+@pytest.mark.chromium
 def test_a_console_message_is_caught(tmp_path):
     """The check above is live: a page that fetches from the network is reported."""
     bad = tmp_path / "bad.html"
@@ -270,6 +277,8 @@ def test_the_report_refuses_sources_that_do_not_exist(built, tmp_path, capsys):
 PLACEHOLDER = "This paper has been withdrawn by the authors."  # dropped by its row policy
 
 
+@pytest.mark.slow
+@pytest.mark.chromium
 def test_the_page_lists_what_left_the_dataset_and_chromium_renders_it(tmp_path):
     """A withdrawal notice (placeholder: dropped), a too-long record (flagged), a merged copy:
     the page lists the dropped row with its text and reason, the flagged row with its flags,
@@ -324,3 +333,44 @@ def test_the_changelog_is_rendered_not_shown_as_markdown(built, tmp_path):
     assert "<h2>1.1.0 (minor release)</h2>" in section and "<h3>Edited (1)</h3>" in section
     assert "<s>novel</s>" in section and "<strong>new</strong>" in section
     assert "## 1.1.0" not in section and "1.0.0" not in section.split("Source files")[0]
+
+
+def test_every_test_that_opens_chromium_is_marked_so():
+    """The mark is what makes a machine without Chromium skip them (tests/conftest.py)."""
+    import ast
+
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef) or not node.name.startswith("test_"):
+                continue
+            calls = {c.func.id for c in ast.walk(node) if isinstance(c, ast.Call)
+                     and isinstance(c.func, ast.Name)}  # fmt: skip
+            marks = {ast.unparse(d) for d in node.decorator_list}
+            if "open_page" in calls:
+                assert "pytest.mark.chromium" in marks, f"{path.name}::{node.name}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ci", [False, True], ids=["developer", "ci"])
+def test_without_chromium_its_tests_skip_in_one_line_unless_ci_is_set(ci):
+    """pytest itself, on a PATH with no Chromium on it (the environment's own tools only)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "CURATE_CHROMIUM")}
+    env["PATH"] = str(Path(sys.executable).parent)
+    if ci:
+        env["CI"] = "true"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-m",
+         "chromium", str(Path(__file__))], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=300, check=False,
+    )  # fmt: skip
+    import browser
+
+    if ci:
+        assert done.returncode == 1, done.stdout
+        assert re.search(r"\n\d+ failed, \d+ deselected in", done.stdout), done.stdout
+        assert f"RuntimeError: {browser.MISSING}" in done.stdout
+    else:
+        assert done.returncode == 0, done.stdout
+        assert re.search(r"\n\d+ skipped, \d+ deselected in", done.stdout), done.stdout
+        (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("SKIPPED")]
+        assert line.endswith(browser.MISSING) and "apt-get install -y chromium" in line

@@ -85,6 +85,7 @@ def test_the_model_holds_langdetects_profiles_in_its_language_order():
     assert np.array_equal(model.matrix, np.array(list(factory.word_lang_prob_map.values())))
 
 
+@pytest.mark.slow
 def test_identical_answers_on_the_dev_corpus_sample():
     texts = [detector_input(item) for item in SAMPLE]
     assert len(texts) == 315 and {i["kind"] for i in SAMPLE} == {"record", "title", "raw"}
@@ -92,6 +93,7 @@ def test_identical_answers_on_the_dev_corpus_sample():
     assert bad == []
 
 
+@pytest.mark.slow
 def test_identical_answers_on_a_generated_corpus_with_many_non_english_records(tmp_path):
     sys.path.insert(0, str(ROOT / "bench"))
     import generate
@@ -215,10 +217,12 @@ def random_texts(n: int, seed: int) -> list[str]:
 FUZZ = random_texts(400, seed=21)
 
 
+@pytest.mark.slow
 def test_identical_answers_on_random_mixed_script_texts():
     assert mismatches(FUZZ) == []
 
 
+@pytest.mark.slow
 def test_identical_ngrams_and_probability_vectors():
     """Below the answer: the same sampled n-grams in the same order, the same 55 probabilities."""
     reference_factory.init_factory()

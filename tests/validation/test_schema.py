@@ -22,7 +22,7 @@ from validation.config import Config
 from validation.records import Header, Record, SourceFile
 from validation.schema import RECORD_CONTRACT, contract_holds, record_rows, schema_findings
 
-COLUMNS = ["file", "line", "text", "venue", "year", "header_language"]
+COLUMNS = ["file", "line", "text", "venue", "year", "header_language", "row"]
 
 # For each column: values that pass (drawn most of the time, so that many frames hold) and
 # values at or past a boundary. Header-derived columns may be None (a record without a header).
@@ -33,6 +33,7 @@ GOOD = {
     "venue": [None, "V", "ICML", "x" * 40, "é" * 40, "NeurIPS", " "],
     "year": [None, 1950, 1951, 2000, 2099, 2100],
     "header_language": [None, "en", "eng", "fr", "zh", "yue", "en\n"],
+    "row": [None, None, None, 1, 2, 3],  # a text drop's records have none
 }
 EDGY = {
     "file": ["", None, "\n"],
@@ -44,6 +45,7 @@ EDGY = {
         "e", "EN", "En", "en\n\n", "\nen", "zh-cn", "engl", "", " en", "en ", "ée", "ñeñ",
         "ën", "ｅｎ", "é", "en\r", "e\nn", "\n",
     ],
+    "row": [0, -1, 1, 1, None],  # and rows repeat: duplicate file + line + row
 }  # fmt: skip
 
 
@@ -52,6 +54,7 @@ def pandera_frame(rows: list[dict]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["year"] = frame["year"].astype("Int64")
     frame["line"] = frame["line"].astype("int64")
+    frame["row"] = frame["row"].astype("Int64")
     return frame
 
 
@@ -82,6 +85,7 @@ def random_rows(rng: random.Random) -> list[dict]:
     return rows
 
 
+@pytest.mark.slow
 def test_the_python_pass_holds_exactly_when_pandera_raises_nothing():
     rng = random.Random(20240611)
     outcomes = {True: 0, False: 0}
@@ -121,20 +125,27 @@ def test_the_python_pass_holds_exactly_when_pandera_raises_nothing():
         ("header_language", "zh-cn", False),
         ("header_language", "ée", False),
         ("header_language", None, True),
+        ("row", None, True),
+        ("row", 1, True),
+        ("row", 0, False),
     ],
 )
 def test_each_boundary_agrees_with_pandera(column, value, holds):
     rows = [{"file": "a.txt", "line": 3, "text": "t", "venue": "V", "year": 2000,
-             "header_language": "en"} | {column: value}]  # fmt: skip
+             "header_language": "en", "row": None} | {column: value}]  # fmt: skip
     assert pandera_passes(rows) is holds
     assert contract_holds(rows) is holds
 
 
 def test_a_duplicate_file_and_line_agrees_with_pandera():
     row = {"file": "a.txt", "line": 3, "text": "t", "venue": None, "year": None,
-           "header_language": None}  # fmt: skip
+           "header_language": None, "row": None}  # fmt: skip
+    # Two elements of a JSON array on one line differ by their row; no row and no row repeat.
+    element = row | {"row": 1}
     for rows, holds in [([row, row | {"text": "u"}], False), ([row, row | {"line": 4}], True),
-                        ([row, row | {"file": "b.txt"}], True)]:  # fmt: skip
+                        ([row, row | {"file": "b.txt"}], True),
+                        ([element, element | {"row": 2}], True),
+                        ([element, element | {"text": "u"}], False)]:  # fmt: skip
         assert pandera_passes(rows) is holds
         assert contract_holds(rows) is holds
 
@@ -142,7 +153,7 @@ def test_a_duplicate_file_and_line_agrees_with_pandera():
 def test_values_of_another_type_are_left_to_pandera():
     """Outside the types a record holds, the Python pass never claims the contract holds."""
     row = {"file": "a.txt", "line": 3, "text": "t", "venue": "V", "year": 2000,
-           "header_language": "en"}  # fmt: skip
+           "header_language": "en", "row": None}  # fmt: skip
     for column, value in [("line", True), ("year", True), ("year", 2000.0), ("venue", 7),
                           ("text", b"t"), ("line", 2**63), ("text", "a\udcff")]:  # fmt: skip
         assert contract_holds([row | {column: value}]) is False, (column, value)
@@ -155,7 +166,7 @@ def test_the_pandera_schema_is_the_one_the_check_always_had():
     assert isinstance(built, pa.DataFrameSchema)
     assert built is schema.pandera_schema()  # built once
     assert built.name == "parsed records"
-    assert built.unique == ["file", "line"]
+    assert built.unique == ["file", "line", "row"]
     assert (built.strict, built.ordered, built.coerce) == (True, True, False)
     assert built.checks == [] and built.index is None
     expected = {
@@ -169,6 +180,7 @@ def test_the_pandera_schema_is_the_one_the_check_always_had():
         "year": ("Int64", True, [("in_range", {"min_value": 1950, "max_value": 2100,
                                                "include_min": True, "include_max": True})]),
         "header_language": ("str", True, [("str_matches", {"pattern": "^[a-z]{2,3}$"})]),
+        "row": ("Int64", True, [("greater_than_or_equal_to", {"min_value": 1})]),
     }  # fmt: skip
     assert list(built.columns) == list(expected)
     str_dtype = pa.Column(str).dtype  # what pandera makes of `str` (string[pyarrow] today)
@@ -186,7 +198,7 @@ def test_the_pandera_schema_is_the_one_the_check_always_had():
 
 def test_the_contract_is_plain_data_for_the_same_columns():
     assert [c.name for c in RECORD_CONTRACT.columns] == COLUMNS
-    assert RECORD_CONTRACT.unique == ("file", "line")
+    assert RECORD_CONTRACT.unique == ("file", "line", "row")
     with pytest.raises(AttributeError):
         RECORD_CONTRACT.columns[0].nullable = True  # type: ignore[misc]
 
@@ -235,6 +247,6 @@ def test_rows_hold_the_file_name_as_the_frame_does():
     source = SourceFile(path="d/\udcff.txt", records=[Record("d/\udcff.txt", 2, "t", None)])
     rows = record_rows(source)
     assert rows == [{"file": "d/\\xff.txt", "line": 2, "text": "t", "venue": None,
-                     "year": None, "header_language": None}]  # fmt: skip
+                     "year": None, "header_language": None, "row": None}]  # fmt: skip
     assert contract_holds(rows) and pandera_passes(rows)
     assert list(schema.records_frame(source)["file"]) == ["d/\\xff.txt"]

@@ -124,6 +124,7 @@ def test_every_length_and_neighbour():
     assert [int(sketch.word_hashes(w, 1)[0]) for w in words] == expected
 
 
+@pytest.mark.slow
 def test_short_words_of_one_length_never_collide():
     """Up to 8 bytes a word is one lane, and both mixes are bijections: every 1-, 2- and 3-byte
     word of letters and digits, and a million random 8-byte ones, get hashes of their own."""

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -97,18 +99,43 @@ class Tabular:
             yield out.last("", 0)
             return
         with fh:
-            yield from self.from_file(fh, path, out)
+            before = _identity(fh)
+            for part in self.from_file(fh, path, out):
+                if part.sha256 and _identity(fh) != before:
+                    # The bytes changed under the reader (written in place, truncated): the
+                    # rows are of no one version of the file, so neither they nor the digest
+                    # may be cached or published as the file's.
+                    part.sha256 = ""
+                    part.findings.append(finding("unreadable", out.path, 0, CHANGED, out.config))
+                yield part
 
     def from_file(self, fh: BinaryIO, path: Path, out: Batches) -> Iterator[SourceFile]:
         """The batches of the open file ``fh``; the last carries its digest and size."""
         raise NotImplementedError
 
 
-def file_digest(path: Path) -> tuple[str, int]:
-    """SHA-256 and size of a file read by a library that seeks (Parquet, Arrow)."""
-    with path.open("rb") as fh:
-        digest = hashlib.file_digest(fh, "sha256")
-        return digest.hexdigest(), fh.tell()
+CHANGED = (
+    "the file changed while it was read (its size or modification time differ from when it "
+    "was opened): its results are not kept; run again once nothing writes to it"
+)
+
+
+def _identity(fh: BinaryIO) -> tuple[int, int, int]:
+    """What tells one version of an open file from another: a rewrite in place changes its
+    size or modification time (a file replaced by a rename leaves the open one as it was,
+    but for its change time, which unlinking it sets)."""
+    info = os.fstat(fh.fileno())
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def file_digest(fh: BinaryIO) -> tuple[str, int]:
+    """SHA-256 and size of a file read by a library that seeks (Parquet, Arrow): of the open
+    file the rows were read from, never of the path opened again, which may name another file
+    by now (a source replaced during the build gave the new file's digest for the old rows,
+    and the cache then kept the old rows' results under the new file's key)."""
+    fh.seek(0)
+    digest = hashlib.file_digest(fh, "sha256")
+    return digest.hexdigest(), fh.tell()
 
 
 def describe(value: Any) -> str:
@@ -143,6 +170,8 @@ def convert(value: Any, kind: str, cells: bool) -> Any:
     text (a list as a JSON array), and an empty cell is no value."""
     if _absent(value, cells):
         return None
+    if isinstance(value, str) and _SURROGATE.search(value):
+        raise BadValue(f"{_lone(value)}, which no UTF-8 text holds")
     if kind == "string":
         if isinstance(value, str):
             return value
@@ -169,7 +198,11 @@ def convert(value: Any, kind: str, cells: bool) -> Any:
             except ValueError:
                 raise BadValue(f"{describe(value)}, not a number") from None
         if isinstance(value, int | float) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # an integer of hundreds of digits
+                raise BadValue(f"an integer of {len(str(abs(value))):,} digits, too large for "
+                               "float64") from None  # fmt: skip
     elif kind == "bool":
         if cells and isinstance(value, str) and value.strip().lower() in _BOOLS:
             return _BOOLS[value.strip().lower()]
@@ -179,11 +212,24 @@ def convert(value: Any, kind: str, cells: bool) -> Any:
         if cells and isinstance(value, str):
             try:
                 value = json.loads(value)
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError, ValueError):
                 raise BadValue(f"{describe(value)}, not a JSON array of strings") from None
         if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+            if any(_SURROGATE.search(v) for v in value):
+                raise BadValue(f"a list holding {_lone(''.join(value))}, which no UTF-8 text holds")
             return list(value)
     raise BadValue(f"{describe(value)}, not {_KIND_NAMES.get(kind, kind)}")
+
+
+# A lone UTF-16 surrogate: a JSON escape such as \ud800 with no pair. Python keeps it in a
+# string, but no UTF-8 text (so no Arrow or Parquet column) can hold it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _lone(text: str) -> str:
+    found = _SURROGATE.search(text)
+    assert found is not None
+    return f"a lone surrogate \\u{ord(found.group()):04x}"
 
 
 _BOOLS = {"true": True, "false": False, "1": True, "0": False}
@@ -216,6 +262,7 @@ class Batches:
         self._no_text: list[int] = []  # the lines of records without the text field at all
         self._first_fields = ""  # the fields of the first of them
         self._rows = 0  # the rows parsed (each one a record, or a finding that says why not)
+        self.stopped = False  # a limit was reached: the reader reads no further
         # The mapped fields (but the text) no row has had yet, with what each one fills. One
         # that no row of the file has is most likely misspelt, so it is said once at the end:
         # otherwise its column is null in every row and nothing tells why.
@@ -249,6 +296,13 @@ class Batches:
 
     def full(self) -> bool:
         return len(self.part.records) >= BATCH_RECORDS
+
+    def stop(self, code: str, line: int, message: str) -> None:
+        """A limit is reached at ``line``: one finding that names it and how to raise it, and
+        the reader reads no further (what it read is kept)."""
+        if not self.stopped:
+            self.stopped = True
+            self.finding(code, line, message)
 
     def take(self) -> SourceFile:
         part = self.part
@@ -313,6 +367,15 @@ class Batches:
 
     def row(self, values: Mapping[str, Any], line: int, row: int | None = None) -> None:
         """Make the record of one row, or say (one finding) why it has none."""
+        limit = self.config.max_records_per_file
+        if limit and self.records >= limit:
+            self.stop(
+                "file-too-large", line,
+                f"more than {limit:,} records, over max_records_per_file: the rest of the file, "
+                f"from here, is not read (raise max_records_per_file in [tool.curate], or 0 for "
+                "no limit, if the file is what it seems)",
+            )  # fmt: skip
+            return
         self._rows += 1
         at = f"row {row}: " if row is not None and row != line else ""
         text = self._text(values, line, at)
@@ -359,6 +422,13 @@ class Batches:
         if field in self.unreadable:
             return None
         text = values.get(field)
+        if isinstance(text, str) and _SURROGATE.search(text):
+            self.finding(
+                "encoding", line,
+                f"{at}the text field {field!r} holds {_lone(text)} (an escape of half a UTF-16 "
+                "pair), which no UTF-8 text holds; not read",
+            )  # fmt: skip
+            return None
         if not isinstance(text, str) or not text.strip():
             if field not in values:
                 known = ", ".join(repr(k) for k in list(values)[:8])
@@ -469,11 +539,14 @@ def columnar_parts(
         row = start
         try:
             for batch in batches():
-                for values in batch.to_pylist():
+                for values in _rows_of(batch, row, out):
                     row += 1
-                    out.row(values, row, row)
+                    if values is not None:
+                        out.row(values, row, row)
                     if out.full():
                         yield out.take()
+                if out.stopped:
+                    break
         except (pa.ArrowException, OSError) as exc:  # damage in the file
             lost = f"rows {row + 1} to {start + count}" if count is not None else "the rest"
             out.finding(
@@ -482,7 +555,41 @@ def columnar_parts(
             )  # fmt: skip
             if count is None:
                 break
+        if out.stopped:
+            break
     yield out.last(*digest())
+
+
+def _rows_of(batch: pa.RecordBatch, before: int, out: Batches) -> list[dict[str, Any] | None]:
+    """The batch's rows as Python values; a row with a string that is not UTF-8 (Arrow does
+    not check what a writer put in a string column) is None, with an `encoding` finding."""
+    try:
+        return batch.to_pylist()
+    except UnicodeDecodeError:
+        pass
+    rows: list[dict[str, Any] | None] = []
+    for i in range(batch.num_rows):
+        one = batch.slice(i, 1)
+        try:
+            rows.append(one.to_pylist()[0])
+        except UnicodeDecodeError as exc:
+            bad = next(n for n, c in zip(one.schema.names, one.columns, strict=True)
+                       if not _decodes(c))  # fmt: skip
+            out.finding(
+                "encoding", before + i + 1,
+                f"row {before + i + 1}: the column {bad!r} holds bytes that are not UTF-8 "
+                f"({exc.reason} at byte {exc.start + 1}); not read",
+            )  # fmt: skip
+            rows.append(None)
+    return rows
+
+
+def _decodes(column: pa.Array) -> bool:
+    try:
+        column.to_pylist()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def reason(exc: BaseException) -> str:

@@ -15,6 +15,7 @@ import codecs
 import gzip
 import io
 import json
+import sys
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,24 @@ from validation.config import Config
 from validation.records import SourceFile
 
 _WHITESPACE = " \t\n\r"  # JSON's
+
+
+class _Object(dict):
+    """A JSON object that remembers the first field it was given twice: ``json`` keeps the
+    last value of a repeated name and drops the first without a word."""
+
+    __slots__ = ("repeated",)
+
+
+def _pairs(pairs: list[tuple[str, object]]) -> dict:
+    obj = _Object(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        obj.repeated = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return obj
+
+
+_decoder = json.JSONDecoder(object_pairs_hook=_pairs)
 
 
 class JsonLines(Tabular):
@@ -39,15 +58,23 @@ class JsonLines(Tabular):
         return _lines(fh, out, out.config, path.name.endswith(".gz"))
 
 
+# A .gz file's expansion is checked once this much is decompressed: a small file may expand
+# far (a few repeated lines), and gzip reads its input 128 KiB at a time.
+EXPANSION_FLOOR = 1 << 20
+
+
 def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[SourceFile]:
     hashed = Hashed(fh)
-    buffered = io.BufferedReader(hashed, buffer_size=1 << 20)
-    stream = gzip.GzipFile(fileobj=buffered, mode="rb") if gz else buffered
+    # gzip reads straight from the file, so what it has consumed is what has been hashed.
+    stream = gzip.GzipFile(fileobj=hashed, mode="rb") if gz else io.BufferedReader(hashed, 1 << 20)
     limit = line_limit(config)
-    number = 0
+    number = expanded = 0
     try:
-        while data := stream.readline(limit + 1 if limit else -1):
+        while not out.stopped and (data := stream.readline(limit + 1 if limit else -1)):
             number += 1
+            expanded += len(data)
+            if gz and expanded > EXPANSION_FLOOR and _bomb(out, expanded, hashed.size, number):
+                break
             if limit and len(data) > limit and not data.endswith(b"\n"):
                 size = len(data)
                 while (more := stream.readline(1 << 20)) and not more.endswith(b"\n"):
@@ -61,19 +88,43 @@ def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[Sou
             if out.full():
                 yield out.take()
     except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        if isinstance(exc, EOFError):
-            what = "the compressed file ends early (a download cut short?)"
-        else:
-            what = f"the compressed file is damaged ({exc})"
-        rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
-        out.finding(
-            "file-truncated",
-            number + 1,
-            f"{what}: {rest}; {number:,} line{'' if number == 1 else 's'} read",
-        )
+        out.finding("file-truncated", number + 1, _damage(exc, number, expanded))
     except OSError as exc:
         out.finding("unreadable", number + 1, f"cannot read on from line {number + 1}: {exc}")
     yield out.last(hashed.finish(), hashed.size)
+
+
+def _damage(exc: Exception, number: int, expanded: int) -> str:
+    """What a .gz file's damage cost, found after ``number`` lines: bytes that are no gzip
+    member after a whole one (a file appended to) cost nothing, though they were said to."""
+    if isinstance(exc, gzip.BadGzipFile) and expanded and str(exc).startswith("Not a gzipped"):
+        return (
+            "bytes that are not gzip follow the end of the compressed data (appended to it?): "
+            f"they are not read; all {number:,} lines before them were, nothing is lost"
+        )
+    if isinstance(exc, EOFError):
+        what = "the compressed file ends early (a download cut short?)"
+    else:
+        what = f"the compressed file is damaged ({exc})"
+    rest = f"line {number + 1} and what follows are lost" if number else "nothing is read"
+    return f"{what}: {rest}; {number:,} line{'' if number == 1 else 's'} read"
+
+
+def _bomb(out: Batches, expanded: int, compressed: int, number: int) -> bool:
+    """Whether a .gz file has expanded past ``max_expansion`` times the compressed bytes read
+    for it: a compression bomb (one record a million times over took `validate` to 3.1 GB and
+    288 s), read no further, with the lines before kept."""
+    ratio = out.config.max_expansion
+    if not ratio or expanded <= ratio * compressed:
+        return False
+    out.stop(
+        "file-too-large", number,
+        f"the compressed file expands more than {ratio} times ({compressed:,} bytes read gave "
+        f"{expanded:,}), over max_expansion: a compression bomb, or one record repeated; line "
+        f"{number:,} and what follows are not read (raise max_expansion in [tool.curate], or 0 "
+        "for no limit, if the file is what it seems)",
+    )  # fmt: skip
+    return True
 
 
 def _line(out: Batches, data: bytes, number: int) -> None:
@@ -92,16 +143,57 @@ def _line(out: Batches, data: bytes, number: int) -> None:
     if not text.strip(_WHITESPACE):
         return  # a blank line: no record, and nothing wrong
     try:
-        value = json.loads(text)
+        value = _decoder.decode(text)
     except json.JSONDecodeError as exc:
         out.finding("invalid-json", number, f"not JSON: {exc.msg} at column {exc.colno}")
+        return
+    except (RecursionError, ValueError) as exc:
+        out.finding("invalid-json", number, f"{unparsable(exc)}; the line is not read")
         return
     _value(out, value, number)
 
 
-def _value(out: Batches, value: object, number: int) -> None:
+def _repeated(value: dict) -> str | None:
+    """The first field named twice in the object or in an object inside it, or None."""
+    found = getattr(value, "repeated", None)
+    if found is not None:
+        return found
+    stack = [v for v in value.values() if isinstance(v, dict | list)]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found = getattr(item, "repeated", None)
+            if found is not None:
+                return found
+            stack.extend(v for v in item.values() if isinstance(v, dict | list))
+        else:
+            stack.extend(v for v in item if isinstance(v, dict | list))
+    return None
+
+
+def unparsable(exc: BaseException) -> str:
+    """Why a JSON text the decoder refused past its own syntax errors cannot be read: nested
+    deeper than Python recurses, or an integer longer than Python converts (each crashed
+    the whole run, where it is one bad record)."""
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deep to read (arrays or objects inside one another)"
+    if "integer string conversion" in str(exc):
+        limit = sys.get_int_max_str_digits()
+        return f"an integer of more than {limit:,} digits, over Python's limit for reading one"
+    return f"a JSON value Python cannot hold ({str(exc).split(';')[0]})"
+
+
+def _value(out: Batches, value: object, number: int, element: int | None = None) -> None:
     if isinstance(value, dict):
-        out.row(value, number)
+        repeated = _repeated(value)
+        if repeated is not None:
+            at = f"element {element}: " if element is not None else ""
+            out.finding(
+                "duplicate-key", number,
+                f"{at}the object names the field {repeated!r} more than once: its last value "
+                "is read, the earlier ones are dropped",
+            )  # fmt: skip
+        out.row(value, number, element)
     else:
         kind = {list: "an array", str: "a string", bool: "a boolean"}.get(type(value), "a value")
         if value is None:
@@ -138,13 +230,15 @@ def _array(fh: BinaryIO, out: Batches, config: Config) -> Iterator[SourceFile]:
     start = _skip(text, 0)
     if text[start : start + 1] != "[":
         try:
-            whole = json.loads(text)
-        except json.JSONDecodeError:
-            whole = None  # several values: JSON Lines under a .json name
+            whole = _decoder.decode(text)
+        except (json.JSONDecodeError, RecursionError, ValueError):
+            whole = None  # several values: JSON Lines under a .json name (each line read)
         if isinstance(whole, dict):
             _value(out, whole, text.count("\n", 0, start) + 1)
         else:
             for number, line in enumerate(text.split("\n"), start=1):
+                if out.stopped:
+                    break
                 _line(out, line.encode("utf-8", "surrogatepass"), number)
                 if out.full():
                     yield out.take()
@@ -163,7 +257,7 @@ def _skip(text: str, pos: int) -> int:
 def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
     """The values of the array opened before ``pos``, decoded one at a time by the standard
     library's decoder (only the array's commas and brackets are looked at here)."""
-    decoder = json.JSONDecoder()
+    decoder = _decoder
     line, counted = 1, 0
 
     def line_at(at: int) -> int:
@@ -175,7 +269,9 @@ def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
     pos = _skip(text, pos)
     if text.startswith("]", pos):
         return
+    element = 0
     while True:
+        element += 1
         try:
             value, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as exc:
@@ -184,9 +280,17 @@ def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
                 f"not JSON: {exc.msg} at column {exc.colno}; the rest of the array is not read",
             )  # fmt: skip
             return
-        _value(out, value, line_at(pos))
+        except (RecursionError, ValueError) as exc:
+            out.finding(
+                "invalid-json", line_at(pos),
+                f"{unparsable(exc)}; the rest of the array is not read",
+            )  # fmt: skip
+            return
+        _value(out, value, line_at(pos), element)  # its position: several may share a line
         if out.full():
             yield out.take()
+        if out.stopped:
+            return
         pos = _skip(text, end)
         if text.startswith(",", pos):
             pos = _skip(text, pos + 1)
