@@ -136,8 +136,13 @@ def _noun(value: Any, source: str) -> tuple[str, str]:
     """``noun = "documents"`` (the singular is its stem: "document") or ``noun = ["entry",
     "entries"]``."""
     if isinstance(value, str) and value.strip():
+        if not value.endswith("s") or value == "s":  # "document": the card said "Document that are"
+            raise checks_config.invalid(
+                "noun", value, f'a plural ending in s ("{value}s"), or ["singular", "plural"] '
+                f'(["{value}", "{value}s"], ["datum", "data"])', source,
+            )  # fmt: skip
         one = value[:-3] + "y" if value.endswith("ies") else value.removesuffix("s")
-        return (one or value, value)
+        return (one, value)
     if (
         isinstance(value, list) and len(value) == 2
         and all(isinstance(v, str) and v.strip() for v in value)
@@ -173,7 +178,13 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
         from validation.registry import ROW_POLICIES
 
         return checks_config.code_table(name, value, ROW_POLICIES, source, scope="record")
-    if name in ("license_name", "license_link", "citation", "homepage", "repo_id"):
+    if name == "repo_id":
+        from curate.release.hub import REPO_ID
+
+        if not isinstance(value, str) or not REPO_ID.match(value):
+            raise checks_config.invalid(name, value, 'a Hub repository, "ORG/NAME"', source)
+        return value
+    if name in ("license_name", "license_link", "citation", "homepage"):
         return checks_config.optional_string(name, value, source)
     if name == "text_column":
         if not isinstance(value, str) or not COLUMN_NAME.match(value):
@@ -221,11 +232,13 @@ def _text_column_free(settings: Settings, source: str) -> None:
     """The text column and its raw twin take no other column's name."""
     if settings.text_column == "abstract":
         return
-    from curate.dataset.table import COLUMNS
+    from curate.dataset.table import COLUMNS, SOURCE_ID
     from validation.mapping import extra_columns
 
     taken = {c.name for c in COLUMNS} - {"abstract", "abstract_raw"}
     taken |= {name for name, _ in extra_columns(settings.checks.mapping)}
+    if any(entry.id is not None for entry in settings.checks.mapping.values()):
+        taken.add(SOURCE_ID)  # the kept record's own id, beside the text
     for name in (settings.text_column, f"{settings.text_column}_raw"):
         if name in taken:
             raise ConfigError(

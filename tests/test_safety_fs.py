@@ -501,6 +501,40 @@ def test_ctrl_c_stops_the_run_from_the_main_process_and_the_workers_say_nothing(
     assert not any(_alive(int(p)) for p in pids)
 
 
+TWICE = """
+import os, signal, sys, time
+from pathlib import Path
+from curate.release.output import staged_folder
+out = Path(sys.argv[1]) / "dist"
+calls = []
+def close_pool():
+    calls.append(len(calls))
+    if len(calls) == 1:  # the copy of the Ctrl-C that `uv run` passes on, while we abort
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+try:
+    with staged_folder(out, on_abort=close_pool) as stage:
+        (stage / ".rows-x").mkdir()
+        (stage / ".rows-x" / "0000001.arrow").write_bytes(b"rows")
+        os.kill(os.getpid(), signal.SIGINT)  # the terminal's Ctrl-C
+        time.sleep(5)
+except KeyboardInterrupt:
+    print("interrupted", len(calls), *sorted(p.name for p in out.parent.iterdir()), flush=True)
+"""
+
+
+def test_a_second_ctrl_c_while_the_build_aborts_still_removes_its_staging_folder(tmp_path):
+    """Under `uv run` a Ctrl-C reaches the build twice (the terminal's and the one uv passes
+    on), the second while the first is handled: the abort stopped there, and the staging folder
+    (5.5 MB of rows on the dev corpus's drops) stayed beside dist."""
+    done = subprocess.run(
+        [sys.executable, "-c", TWICE, str(tmp_path)], cwd=ROOT, capture_output=True, text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert done.stdout.split() == ["interrupted", "2"]  # the pool closed; nothing left behind
+
+
 def die(*args, **kwargs):
     os.kill(os.getpid(), signal.SIGKILL)
 

@@ -15,10 +15,16 @@ from typing import TYPE_CHECKING, Any
 
 from validation import normalize, residue
 from validation.corpus import Corpus
-from validation.findings import Finding
+from validation.findings import Finding, Severity
 from validation.language import body_language, detect
 from validation.records import Record, SourceFile
-from validation.registry import finding, register, register_code, register_measure
+from validation.registry import (
+    finding,
+    register,
+    register_code,
+    register_measure,
+    severity_of,
+)
 
 if TYPE_CHECKING:
     from validation.config import Config
@@ -269,14 +275,18 @@ def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
             label = f"U+{ord(ch):04X} {unicodedata.name(ch, 'control')}"
             if label not in names:
                 names.append(label)
+    # What becomes of the character: an error refuses the build, a warning lets it remove it.
+    fix = (
+        "the build removes it from the text"
+        if severity_of("control-char", config) != Severity.ERROR
+        else 'as a warning ([tool.curate.severity] control-char = "warning") the build removes '
+        "it from the text"
+    )
     for line, names in sorted(seen.items()):
         yield finding(
-            "control-char",
-            record.file,
-            line,
-            "invisible character " + ", ".join(names) + "; a build removes it from `abstract`",
+            "control-char", record.file, line, f"invisible character {', '.join(names)}; {fix}",
             config,
-        )
+        )  # fmt: skip
 
 
 # A record is a placeholder, not an abstract, when it is short and *starts* with one of these

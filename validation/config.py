@@ -199,6 +199,8 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
                 )
             phrases[phrase_key(phrase)] = lang
         return phrases
+    if name == "languages":
+        return _languages(coerce(name, value, default, source), source)
     if name == "years":
         if not isinstance(value, list) or not all(
             isinstance(v, int) and not isinstance(v, bool) for v in value
@@ -228,6 +230,28 @@ def _coerce(name: str, value: Any, default: Any, source: str) -> Any:
             raise invalid(name, value, "in (0, 1]", source)
         return value
     return coerce(name, value, default, source)
+
+
+def _languages(value: tuple[str, ...], source: str) -> tuple[str, ...]:
+    """Codes the language check can answer: another (`english`, `EN`, `en-US`) matched no
+    record, and every record became an error."""
+    from validation.language import DETECTABLE
+
+    if not value:
+        raise invalid(
+            "languages", [], 'at least one language code (to check none: [tool.curate.severity] '
+            'language = "off")', source,
+        )  # fmt: skip
+    for code in value:
+        if code not in DETECTABLE:
+            meant = code.lower().replace("_", "-").split("-")[0]
+            hint = f" (did you mean {meant!r}?)" if meant in DETECTABLE else ""
+            raise ConfigError(
+                f"{source}: [tool.curate] languages: {code!r} is no language code the check "
+                f'knows{hint}; codes are ISO 639-1, as langdetect gives them ("en", "zh", "fr")',
+                ("languages",),
+            )
+    return value
 
 
 def known_code(code: str, where: str, source: str, key: tuple[str, ...] = ()) -> None:

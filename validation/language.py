@@ -97,6 +97,19 @@ SCRIPT_LANGUAGES = {
     "arabic": ("ar", "fa", "ur"),
     "devanagari": ("hi", "mr", "ne"),
 }
+# Every answer the body check can give: langdetect's profiles (its `zh-cn` and `zh-tw` read as
+# `zh`) and the languages a script names. A `languages` setting outside these can never match.
+LANGDETECT_LANGUAGES = (
+    "af ar bg bn ca cs cy da de el en es et fa fi fr gu he hi hr hu id it ja kn ko lt lv mk ml "
+    "mr ne nl no pa pl pt ro ru sk sl so sq sv sw ta te th tl tr uk ur vi zh"
+).split()
+DETECTABLE = frozenset(
+    (
+        *LANGDETECT_LANGUAGES,
+        *SCRIPT_LANGUAGE.values(),
+        *(x for v in SCRIPT_LANGUAGES.values() for x in v),
+    )
+)
 # CJK text is dense: one ideograph carries about what a Latin word does, so a Chinese abstract
 # holding English terms (`聚氯乙烯(PVC)/纳米二氧化硅(Nano-SiO2)`) has more Latin letters than its
 # share of the text. It is CJK when at least this share of its letters are ideographs, kana or

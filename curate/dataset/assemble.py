@@ -117,6 +117,9 @@ class AssemblyTask:
     out: str
     buckets: list[str]
     contract: Contract = TEXT
+    # The columns' names as published, when the text columns have names of their own: the
+    # row digests (and so the fingerprint) are over the table as a reader of the release sees it.
+    published: tuple[str, ...] | None = None
 
 
 def bucket_names(total: int) -> list[str]:
@@ -167,7 +170,8 @@ def rows_of_files(task: AssemblyTask) -> tuple[list[Finding], Counter[str]]:
         return kept, macros
     check_rows(rows, task.contract)
     table = pa.Table.from_pylist(rows, schema=task.contract.schema)
-    table = table.append_column(DIGEST, pa.array(row_digests(table), pa.string()))
+    named = table.rename_columns(list(task.published)) if task.published else table
+    table = table.append_column(DIGEST, pa.array(row_digests(named), pa.string()))
     table = table.append_column(PLACES, pa.array([r[PLACES] for r in rows], PLACES_TYPE))
     # One file per task, its rows grouped by bucket, and the record batches of each bucket
     # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
@@ -256,7 +260,8 @@ def assemble(
 
         def make(tag: str, parts: list[FilePart]) -> AssemblyTask:
             out = (tmp / f"{tag}.arrow").as_posix()
-            return AssemblyTask(parts, config, math, out, buckets, contract)
+            named = tuple(published) if published is not None else None
+            return AssemblyTask(parts, config, math, out, buckets, contract, named)
 
         tasks = _tasks(files, names, spools, plan, policy, make, contract.tabular)
         runner = engine if total >= PARALLEL_MIN_RECORDS else SERIAL

@@ -134,7 +134,11 @@ def init_project(
         files["curate.toml"] = files.pop("pyproject.toml")
     if _present(root / ".gitignore"):
         ignored = (TEMPLATES / files.pop(".gitignore")).read_text(encoding="utf-8").split()
-        notes.append("add to .gitignore: " + ", ".join(ignored))
+        # What it ignores already is not asked for again (`dist/` ignores `/dist/` too).
+        have = {ln.strip().strip("/") for ln in _read_lines(root / ".gitignore")}
+        missing = [entry for entry in ignored if entry.strip("/") not in have]
+        if missing:
+            notes.append("add to .gitignore: " + ", ".join(missing))
     existing = [rel for rel in files if _present(root / rel)]
     if existing:
         raise InitRefused(f"{root}: already has " + ", ".join(existing) + "; nothing was written")
@@ -175,3 +179,11 @@ def source_folder(given: str) -> str:
 
 def _present(path: Path) -> bool:
     return path.exists() or path.is_symlink()
+
+
+def _read_lines(path: Path) -> list[str]:
+    """The lines of a text file of the user's, or none if it cannot be read as text."""
+    try:
+        return path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []

@@ -238,6 +238,29 @@ def output_lock(target: Path) -> Iterator[None]:
         os.close(fd)
 
 
+def _abort(stage: Path, on_abort: Callable[[], None]) -> None:
+    """Stop what writes into ``stage`` and remove it, through a second Ctrl-C too: `uv run`
+    passes the terminal's Ctrl-C on to the build, which so gets it twice, the second while
+    the first is being handled; an abort cut short there left the stage behind."""
+    try:
+        for _ in range(3):
+            try:
+                on_abort()
+                break
+            except KeyboardInterrupt:
+                continue
+    finally:
+        mask = {signal.SIGINT, signal.SIGTERM}
+        held = hasattr(signal, "pthread_sigmask")
+        if held:
+            signal.pthread_sigmask(signal.SIG_BLOCK, mask)
+        try:
+            _remove_tree(stage)
+        finally:
+            if held:
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, mask)
+
+
 @contextmanager
 def staged_folder(
     out: Path,
@@ -265,8 +288,7 @@ def staged_folder(
             raise OutputRefused(f"--out {out} is a file; give a folder")
         _in_the_way(out, foreign, force)  # again: a user may have added a file meanwhile
     except BaseException:
-        on_abort()
-        _remove_tree(stage)
+        _abort(stage, on_abort)
         raise
     mask = {signal.SIGINT, signal.SIGTERM}
     held = hasattr(signal, "pthread_sigmask")

@@ -411,3 +411,72 @@ def test_the_python_api_reads_the_configured_source_folder(tmp_path, capsys, mon
     monkeypatch.chdir(project)
     assert curate.validate_drops().records == 4
     assert curate.build_dataset(out=tmp_path / "dist").records_out == 4
+
+
+def test_a_text_column_named_like_the_source_id_column_is_refused(tmp_path, capsys):
+    """With a mapped id the table has a `source_id` column: a text column of that name made a
+    Parquet file with two `source_id` columns, which pyarrow then refused to read."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'text_column = "source_id"')
+    set_keys(config, 'id = "paper_id"', table="[tool.curate.mapping.jsonl]")
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'text_column')}: [tool.curate] text_column" in err
+    assert "already has a column 'source_id'" in err
+
+
+def test_a_repo_id_that_is_no_hub_repository_is_a_usage_error_at_its_line(tmp_path, capsys):
+    """It was taken as it was: the card told readers to `load_dataset("my data")`, and publish
+    then blamed a `--repo-id` nobody had given."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('repo_id = "your-org/p"', 'repo_id = "my data"'), "utf-8")
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["build", str(project / "sources"), "--config", str(config),
+                 "--out", str(tmp_path / "dist")]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'repo_id')}: " in err and "'my data'" in err
+    assert "ORG/NAME" in err and not (tmp_path / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("written", "said"),
+    [
+        ('["english"]', "'english' is no language code the check knows; codes are ISO 639-1"),
+        ('["en", "EN"]', "'EN' is no language code the check knows (did you mean 'en'?)"),
+        ('["en-US"]', "'en-US' is no language code the check knows (did you mean 'en'?)"),
+        ("[]", 'languages must be at least one language code (to check none: '
+               '[tool.curate.severity] language = "off"), got []'),
+    ],
+)  # fmt: skip
+def test_a_language_the_check_cannot_answer_is_a_usage_error(tmp_path, capsys, written, said):
+    """`languages = ["english"]` was taken: every English record of the file then became a
+    `language` error, "expected english (to allow it: languages = ["english", "en"])"."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, f"languages = {written}")
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'languages = ')}: [tool.curate] " in err
+    assert said in err and err.count("\n") == 1
+
+
+def test_a_singular_noun_is_a_usage_error_that_shows_both_forms(tmp_path, capsys):
+    """`noun = "document"` was read as the plural: the card said "Document in the source files"
+    and "Document that are equal after normalisation"."""
+    project = tmp_path / "p"
+    init(capsys, str(project))
+    config = project / "pyproject.toml"
+    set_keys(config, 'noun = "document"')
+    export(project / "sources" / "papers.jsonl", plain(3))
+    assert main(["validate", str(project / "sources"), "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    assert f"pyproject.toml:{line_of(config, 'noun = ')}: [tool.curate] noun must be " in err
+    assert '("documents"), or ["singular", "plural"] (["document", "documents"]' in err

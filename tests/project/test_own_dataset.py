@@ -495,3 +495,24 @@ def test_a_build_without_an_identity_says_so_and_cannot_be_published(tmp_path, c
     capsys.readouterr()
     assert main(["publish", str(root / "dist"), "--dry-run"]) == 2
     assert "names no repo_id; pass --repo-id" in capsys.readouterr().err
+
+
+def test_init_asks_only_for_the_ignores_an_existing_gitignore_lacks(tmp_path, capsys):
+    """A repository whose .gitignore had `dist/` was still told to add `/dist/`."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "pyproject.toml").write_text('[project]\nname = "mine"\n', encoding="utf-8")
+    (root / ".gitignore").write_text("dist/\n*.pyc\n", encoding="utf-8")
+    assert main(["init", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "note: add to .gitignore: .curate-cache/\n" in out and "/dist/" not in out
+    (root / ".gitignore").write_text("/dist\n.curate-cache/\n", encoding="utf-8")
+    (root / "curate.toml").unlink()
+    for made in (
+        "dataset_card.md",
+        ".github/workflows/validate.yml",
+        ".github/workflows/release.yml",
+    ):
+        (root / made).unlink()
+    assert main(["init", str(root)]) == 0
+    assert ".gitignore" not in capsys.readouterr().out

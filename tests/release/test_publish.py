@@ -456,3 +456,18 @@ def test_an_edit_and_unchanged_rebuilds_against_the_hub(
         capsys.readouterr()
         assert publish(tmp_path / f"again{k}") == 0
         assert "already published with this content: no-op" in capsys.readouterr().out
+
+
+def test_a_build_with_its_own_text_column_publishes_and_loads(
+    fake_hub: FakeHub, builds, tmp_path, capsys
+):
+    """The fingerprint is over the table as published: with `text_column = "text"` it was
+    computed over the columns' internal names, and publish refused every such build ("the
+    Parquet's content does not match the fingerprint in manifest.json")."""
+    settings = replace(CONFIG, text_column="text", noun=("document", "documents"))
+    build([builds["src"]], tmp_path / "dist", settings, template=TEMPLATE)
+    capsys.readouterr()
+    assert publish(tmp_path / "dist") == 0, capsys.readouterr().err
+    ds = datasets.load_dataset(REPO, revision="v1.0.0", split="train")
+    assert ds.column_names[:3] == ["id", "text", "text_raw"]
+    assert ds.to_list() == pq.read_table(tmp_path / "dist" / PARQUET).to_pylist()

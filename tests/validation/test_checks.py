@@ -14,6 +14,7 @@ from curate.cli import main
 from curate.ingest.formats.text import parse_file
 from curate.pipeline.validate import validate_paths
 from validation.config import Config
+from validation.findings import Severity
 
 SEED0, SEED1, SEED2 = SEED_FILES
 S0 = dict(seed_records(SEED0))  # line -> abstract of the first seed
@@ -342,3 +343,18 @@ def test_the_header_checks_apply_to_text_drops_only(tmp_path):
     assert {c for n, c in codes if n == "papers.jsonl"} & {"header-missing", "header-language",
         "header-mismatch"} == set()  # fmt: skip
     assert ("drop.txt", "header-language") in codes
+
+
+def test_the_control_char_message_says_what_the_build_does_at_its_severity(tmp_path):
+    """It said "a build removes it from `abstract`" at every severity and whatever the text
+    column: at its default, error, the build refuses instead."""
+    drop = tmp_path / "zw.txt"
+    drop.write_text(text(ZW_BODY), encoding="utf-8")
+    (error,) = [f for f in run(drop) if f.code == "control-char"]
+    assert error.message == (
+        "invisible character U+200B ZERO WIDTH SPACE; as a warning ([tool.curate.severity] "
+        'control-char = "warning") the build removes it from the text'
+    )
+    warned = run(drop, config=Config(severity={"control-char": Severity.WARNING}))
+    (warning,) = [f for f in warned if f.code == "control-char"]
+    assert warning.message.endswith("; the build removes it from the text")

@@ -103,3 +103,13 @@ def test_length_limits_weigh_a_cjk_character_as_two_thirds_of_a_word() -> None:
         assert 250 < word_count(record) < 400
         assert list(REGISTRY["too-long"].run(record, Config())) == []
         assert list(REGISTRY["too-long"].run(record, Config(max_words=200)))
+
+
+def test_every_language_langdetect_can_name_is_one_the_setting_accepts():
+    from importlib.resources import files
+
+    from validation.language import DETECTABLE
+
+    profiles = {p.name for p in files("langdetect").joinpath("profiles").iterdir()}
+    assert {p.split("-")[0] for p in profiles} <= DETECTABLE
+    assert {"ko", "ja", "zh", "hy", "ka"} <= DETECTABLE  # decided by the script alone
