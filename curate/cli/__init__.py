@@ -41,7 +41,13 @@ class Terminated(KeyboardInterrupt):
     stopped, the staging folder removed, the output as it was), with its own exit code."""
 
 
+# Set by SIGTERM: a library may catch the Terminated it raised and raise a plain
+# KeyboardInterrupt in its place (the Ray build under load exited 130), still a termination.
+_SIGTERM_SEEN = threading.Event()
+
+
 def _on_sigterm(_signum: int, _frame: object) -> None:
+    _SIGTERM_SEEN.set()
     raise Terminated
 
 
@@ -120,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _printable_streams()
     main_thread = threading.current_thread() is threading.main_thread()
+    _SIGTERM_SEEN.clear()
     previous = signal.signal(signal.SIGTERM, _on_sigterm) if main_thread else None
     try:
         return _run(args)
@@ -133,10 +140,10 @@ def _run(args: argparse.Namespace) -> int:
         code = int(args.func(args))
         sys.stdout.flush()  # inside the try: a closed pipe shows up here, not at exit
         return code
-    except Terminated:
-        print("curate: terminated", file=sys.stderr)
-        return EXIT_TERMINATED
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
+        if isinstance(exc, Terminated) or _SIGTERM_SEEN.is_set():
+            print("curate: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
         print("curate: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
