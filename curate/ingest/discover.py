@@ -96,6 +96,15 @@ def _walk(root: Path, roots: list[Path], exclude: tuple[str, ...]) -> Iterator[S
     yield from visit(root, "")
 
 
+def refuse_missing(paths: Iterable[str | Path]) -> None:
+    """The usage error of a source path that does not exist, for a command to give before it
+    says anything else (a build's first line is about the release its --out holds)."""
+    for p in paths:
+        path = Path(p)
+        if not str(p).startswith("hf://") and not (path.exists() or path.is_symlink()):
+            raise UsageError(f"no such file or folder: {display(path)}")
+
+
 def discover(
     paths: Iterable[str | Path],
     exclude: tuple[str, ...] = (),

@@ -42,6 +42,7 @@ from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
 from curate.dataset.writers import open_writer
 from curate.dedupe.plan import Plan, plan
 from curate.dedupe.policy import NearPair, RowPolicy, decide_rows, near_pairs
+from curate.ingest.discover import refuse_missing
 from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
 from curate.release import output
@@ -185,7 +186,9 @@ def _request(
     template: str | Path | None,
     say: Progress,
 ) -> _Request:
-    """Every usage error, before any work: where the build goes, the version, the template."""
+    """Every usage error, before any work: the sources, where the build goes, the version, the
+    template."""
+    refuse_missing(paths)
     target = output.output_target(out, [Path(p) for p in paths])
     if version is not None:
         release.parse_version(version)

@@ -221,6 +221,11 @@ def test_a_build_over_a_release_continues_it(
     assert main(["build", "-q", "--previous", "old"]) == 2
     assert "holds v1.1.0 with other content" in capsys.readouterr().err
     assert _files(project / "dist") == before
+    # A source path that does not exist is the one line said, before anything about --out.
+    assert main(["build", "no-such-folder"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["curate: error: no such file or folder: no-such-folder"], err
+    assert _files(project / "dist") == before
 
 
 def test_the_reports_duplicate_cards_name_the_users_ids(
