@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
+import shutil
 import socket
 import sys
 import tempfile
@@ -47,12 +49,16 @@ def _import_ray(local: bool) -> Any:
     already wins): no usage statistics; workers on this interpreter rather than a ``uv run``
     of their own (which Ray does by default when the main process runs under ``uv run``, and
     which re-creates the environment without the extra); and, for a cluster of our own, every
-    address on 127.0.0.1 (Ray otherwise binds the machine's outward address). Ray reads these
-    when it is imported."""
+    address on 127.0.0.1 (Ray otherwise binds the machine's outward address) and a token of
+    this process's own in ``RAY_AUTH_TOKEN``, which Ray reads before any file: without it Ray
+    writes one to ``~/.ray/auth_token`` with mode 0644, and any local user who reads it can run
+    code on the cluster. Ray reads these when it is imported or first connects."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
     if local:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        if "RAY_AUTH_TOKEN_PATH" not in os.environ:  # a token file the user named wins
+            os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
     try:
         import ray
     except ImportError:
@@ -130,6 +136,18 @@ def _run(fn: Callable[[T], R], task: T, folder: str) -> R:
     return fn(task)
 
 
+def _session_root() -> str:
+    """A new folder, only this user's, for everything a cluster of our own writes (its
+    session folder: logs, sockets, spilled objects), removed when the cluster stops: in Ray's
+    own temp folder it would stay behind, a few hundred KB a build. It is under the parent Ray
+    would use, as Ray chooses it, because a longer path (macOS's ``$TMPDIR``) makes its socket
+    paths too long."""
+    parent = os.environ.get("RAY_TMPDIR")
+    if parent is None:
+        parent = os.environ.get("TMPDIR", "/tmp") if sys.platform == "linux" else "/tmp"
+    return tempfile.mkdtemp(prefix="curate-ray-", dir=parent)
+
+
 def _reachable(address: str) -> None:
     """Refuse, within seconds, an address nothing answers at: Ray itself keeps trying for
     minutes. ``auto`` and other addresses without a port are left to Ray."""
@@ -159,6 +177,7 @@ class RayEngine:
         self._jobs = jobs
         self._workers: int | None = None
         self._owned = False  # this engine called ray.init, and shuts it down
+        self._session: str | None = None  # the folder of a cluster of our own, removed at close
         self._live: set[Any] = set()  # refs of tasks submitted and not yet read
         self._remote: Any = None  # the remote function, made on first use
         self.retries = RETRIES
@@ -196,10 +215,13 @@ class RayEngine:
             print(f"curate: starting a local Ray cluster ({cpus} CPUs)…", file=sys.stderr,
                   flush=True)  # fmt: skip
             try:
+                self._session = _session_root()
                 with _held_stderr(), _own_sigterm():
                     # "local": a new cluster, never one that `ray start` left on this machine.
-                    ray.init(address="local", num_cpus=cpus, include_dashboard=False, **quiet)
+                    ray.init(address="local", num_cpus=cpus, include_dashboard=False,
+                             _temp_dir=self._session, **quiet)  # fmt: skip
             except Exception as exc:  # a timeout, a port taken, a full /tmp...
+                self._remove_session()
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise ClusterUnreachable(
                     f"the local Ray cluster did not start ({first[:200]}); retry, or use "
@@ -288,8 +310,14 @@ class RayEngine:
         if self._owned:
             ray.shutdown()
             self._owned = False
+        self._remove_session()
         self._workers = None
         self._remote = None
+
+    def _remove_session(self) -> None:
+        if self._session is not None:
+            shutil.rmtree(self._session, ignore_errors=True)  # made by _session_root, ours
+            self._session = None
 
     def __enter__(self) -> RayEngine:
         return self

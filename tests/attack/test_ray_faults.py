@@ -9,8 +9,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 from hostile import GOOD, MAPPING
@@ -90,3 +93,38 @@ def test_a_local_cluster_that_cannot_start_is_one_line(tmp_path):
                                                    "not start ("), lines  # fmt: skip
     assert lines[1].endswith("; retry, or use --engine local")
     assert proc.stdout == ""
+
+
+@pytest.mark.slow
+def test_a_cluster_of_the_builds_own_leaves_no_token_file_and_no_session_folder(tmp_path):
+    """Ray, given no token, wrote one to ~/.ray/auth_token with mode 0644 (any local user could
+    run code on the cluster), and left its session folder (logs, sockets) behind every build."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, record in (("a.jsonl", GOOD[0]), ("b.jsonl", GOOD[1])):  # past 2 MB: parallel
+        lines = [json.dumps({**record, "id": f"{record['id']}-{i}",
+                             "abstract": f"{record['abstract']} ({i})"})
+                 for i in range(1_200)]  # fmt: skip
+        (src / name).write_text("\n".join(lines) + "\n")
+    (tmp_path / "curate.toml").write_text(MAPPING)
+    home = tmp_path / "home"
+    home.mkdir()
+    # Ray's socket paths must fit in 107 bytes, which one under tmp_path does not.
+    temp = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
+    env = {k: v for k, v in _env().items() if not k.startswith("RAY_AUTH_")}
+    env.update(HOME=str(home), RAY_TMPDIR=str(temp))
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; from curate.cli import main; sys.exit(main())",
+             "build", str(src), "--out", str(tmp_path / "dist"), "--engine", "ray", "--jobs", "2",
+             "--no-cache", "--config", str(tmp_path / "curate.toml")],
+            capture_output=True, text=True, timeout=300, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        left = sorted(p.name for p in temp.iterdir())
+    finally:
+        shutil.rmtree(temp)
+    assert proc.returncode == 0, proc.stderr
+    assert "curate: starting a local Ray cluster (2 CPUs)…" in proc.stderr.splitlines()
+    assert (tmp_path / "dist" / "manifest.json").exists()
+    assert not (home / ".ray" / "auth_token").exists()  # the token was the process's own
+    assert left == []  # the cluster's session folder is gone
