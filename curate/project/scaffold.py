@@ -35,7 +35,7 @@ FILLED = {"pyproject.toml", "workflows/validate.yml", "workflows/release.yml"}
 # table and text field, then the other keys as commented examples (all of it commented out for
 # text drops).
 MAPPING_EXAMPLES = """\
-# id = "id"                          # the source's own id, kept in each row's `sources`
+# id = "id"                          # the source's own id: the column `source_id`
 # title = "title"                    # carried as the string column `title`
 # venue = "venue"                    # the fields of a record's venue and year ...
 # year = "year"
