@@ -43,6 +43,8 @@ RETRIES = 3  # attempts after the first, for a task whose worker or node died
 # that works however curate was installed, from a wheel, a commit or an index.
 INSTALL = "pip install 'ray>=2.60,<3' (curate-datasets' [ray] extra)"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
+# HTTP/2's client greeting and an empty SETTINGS frame: what a gRPC client says first.
+HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 QUIET: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
 MARK = "CURATE_RAY_CLUSTER"  # in the environment of every process of a cluster of our own
 REAP_GRACE = 2.0  # seconds they have to end by themselves once the run has, before SIGKILL
@@ -174,17 +176,31 @@ def _session_root() -> str:
 
 
 def _reachable(address: str) -> None:
-    """Refuse, within seconds, an address nothing answers at: Ray itself keeps trying for
-    minutes. ``auto`` and other addresses without a port are left to Ray."""
+    """Refuse, within seconds, an address where no Ray cluster answers: Ray itself keeps
+    trying for minutes, a line of ``gcs_client.cc … Failed to get cluster ID`` each time.
+    Nothing there is refused by the connection; something else (a web server) by its answer
+    to HTTP/2's greeting, which Ray's gRPC returns with a SETTINGS frame. ``auto`` and other
+    addresses without a port are left to Ray, as is a cluster that speaks TLS first."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT) as s:
+            if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+                return
+            s.sendall(HTTP2_GREETING)
+            answer = b""
+            while len(answer) < 9 and (got := s.recv(9 - len(answer))):
+                answer += got
     except OSError as exc:
         raise ClusterUnreachable(
             f"cannot join the Ray cluster at {address}: {exc.strerror or exc}"
         ) from None
+    if len(answer) < 9 or answer[3] != 0x04:  # a frame header: length (3), type 4, SETTINGS
+        raise ClusterUnreachable(
+            f"cannot join the Ray cluster at {address}: something answers there that is no "
+            "Ray cluster (it does not speak gRPC)"
+        )
 
 
 def _start_reaper(mark: str, session: str) -> subprocess.Popen[bytes]:
@@ -303,9 +319,9 @@ class RayEngine:
 
     def __init__(self, jobs: int | None = None, address: str | None = None) -> None:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
-        self._ray = _import_ray(local=self.address is None)
         if self.address is not None:
-            _reachable(self.address)  # before any work, however small the work turns out
+            _reachable(self.address)  # before any work, and before Ray's seconds of import
+        self._ray = _import_ray(local=self.address is None)
         self._jobs = jobs
         self._workers: int | None = None
         self._owned = False  # this engine called ray.init, and shuts it down

@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -183,6 +184,12 @@ def _left(seen: dict[int, str], temp: Path) -> list[str]:
     return sorted(line for pid, (_, line) in table.items() if pid in seen or str(temp) in line)
 
 
+def _ctrl_c_heard() -> None:
+    """Ctrl-C as a terminal's process has it: a shell without job control starts a command
+    run in the background with SIGINT ignored, and Python keeps that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 class Run:
     """``curate validate --engine ray`` in a real process of its own group, as a terminal runs
     it, with Ray's temp folder of its own; every process below it is noted as it appears."""
@@ -198,7 +205,7 @@ class Run:
              "validate", str(src), "--engine", "ray", "--jobs", "2", "--no-cache",
              "--config", str(tmp_path / "curate.toml")],
             cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_ctrl_c_heard,
         )  # fmt: skip
         self.seen: dict[int, str] = {}
         self.err = ""
@@ -292,3 +299,32 @@ def test_a_run_killed_leaves_no_process_of_its_cluster(tmp_path):
     assert len(run.seen) >= 5, run.seen  # GCS, raylet, agents... were seen
     assert left == []
     assert folder == []
+
+
+def test_an_address_where_something_else_answers_is_one_line(tmp_path):
+    """A web server where the cluster should be: Ray tried for minutes, a line of
+    `gcs_client.cc … Failed to get cluster ID` each time, before curate's one line."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", "import sys; from curate.cli import main; sys.exit(main())",
+             "validate", str(_drops(tmp_path)), "--ray-address", address, "--no-cache",
+             "--config", str(tmp_path / "curate.toml")],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path, env=_env(),
+        )  # fmt: skip
+    finally:
+        server.shutdown()
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"curate: error: cannot join the Ray cluster at {address}: something answers there "
+        "that is no Ray cluster (it does not speak gRPC)"
+    ]
+    assert proc.stdout == ""
