@@ -1,0 +1,203 @@
+"""A large tabular file read in parts, a task each, gives what reading it whole gives: the same
+table and positions, byte for byte, and the same findings at the same lines and records.
+
+Splitting is forced by a tiny ``split_bytes`` on real abstracts (`tests/data/formats_sample.jsonl`:
+135 records of the dev corpus, three holding a CR and two a tab), written by libraries other than
+the readers under test: JSON Lines, CSV by polars (abstracts with line breaks are quoted fields
+over several lines), Parquet in row groups of 10 rows, Arrow in record batches of 10."""
+
+from __future__ import annotations
+
+import filecmp
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pyarrow.parquet as pq
+import pytest
+from conftest import ROOT
+
+import curate.scan.run
+from curate.ingest import formats
+from curate.pipeline.build import build
+from curate.pipeline.validate import validate_paths
+from curate.settings import from_mapping
+from validation.config import Config
+from validation.mapping import parse
+
+DATA = ROOT / "tests" / "data"
+SAMPLE = DATA / "formats_sample.jsonl"
+TEMPLATE = ROOT / "dataset_card.md"
+FIELDS = {"text": "abstract", "id": "id", "title": "title"}
+KINDS = ("jsonl", "csv", "parquet", "arrow")
+MAPPING = {"mapping": {name: FIELDS for name in KINDS}}
+RECORDS = [json.loads(line) for line in SAMPLE.read_text(encoding="utf-8").splitlines()]
+TINY = 8_000  # bytes: the sample's ~150 KB in about twenty parts
+
+
+def _write(kind: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"records.{kind}"
+    if kind == "jsonl":
+        path.write_bytes(SAMPLE.read_bytes())
+    elif kind == "csv":
+        pl.DataFrame(RECORDS).write_csv(path)
+    else:
+        table = pa.Table.from_pylist(RECORDS)
+        if kind == "parquet":
+            pq.write_table(table, path, row_group_size=10)
+        else:
+            with ipc.new_stream(path, table.schema) as writer:
+                for batch in table.to_batches(max_chunksize=10):
+                    writer.write_batch(batch)
+    return path
+
+
+@pytest.fixture
+def tasks(monkeypatch) -> list:
+    """The scan tasks run, in order."""
+    ran: list = []
+    real = curate.scan.run.scan_file
+
+    def recorded(task):
+        ran.append(task)
+        return real(task)
+
+    monkeypatch.setattr(curate.scan.run, "scan_file", recorded)
+    return ran
+
+
+def _same_tree(a: Path, b: Path) -> list[str]:
+    """The files that differ between two folders (or are in one only)."""
+    compared = filecmp.dircmp(a, b)
+    differ = [*compared.left_only, *compared.right_only, *compared.funny_files]
+    _, mismatch, errors = filecmp.cmpfiles(a, b, compared.common_files, shallow=False)
+    differ += mismatch + errors
+    for sub in compared.subdirs:
+        differ += [f"{sub}/{name}" for name in _same_tree(a / sub, b / sub)]
+    return differ
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_build_in_parts_gives_the_same_bytes_as_one_of_whole_files(kind, tmp_path, tasks):
+    source = _write(kind, tmp_path / "src")
+    if kind == "csv":  # quoted fields over several lines: cuts must fall between rows
+        assert '"' in source.read_text() and sum("\n" in r["abstract"] for r in RECORDS) > 10
+    settings = from_mapping({**MAPPING, "split_bytes": 0})
+    whole = build([source.parent], tmp_path / "whole", settings, engine="serial", template=TEMPLATE)
+    assert [t.split for t in tasks] == [None]
+    tasks.clear()
+    split = from_mapping({**MAPPING, "split_bytes": TINY})
+    parts = build([source.parent], tmp_path / "parts", split, engine="serial", template=TEMPLATE)
+    assert len(tasks) > 5 and all(t.split is not None for t in tasks)
+    assert [t.split.number for t in tasks] == list(range(len(tasks)))
+    assert whole.records_in == parts.records_in == len(RECORDS)
+    assert whole.records_out == parts.records_out > 100
+    assert (tmp_path / "parts" / "positions.parquet").exists()
+    assert _same_tree(tmp_path / "whole", tmp_path / "parts") == []
+
+
+def _findings(run) -> list[tuple]:
+    return [(f.file, f.line, f.code, f.message, f.record, f.related_record, f.id)
+            for f in run.report.findings]  # fmt: skip
+
+
+def _files(run) -> list[tuple]:
+    return [
+        (f.path, f.sha256, f.size, f.lines.tolist(), f.ids,
+         None if f.rows is None else f.rows.tolist(), f.source_ids, f.sigs.tolist(),
+         sorted((k, np.nan_to_num(v, nan=-1.0).tolist()) for k, v in f.measures.items()))
+        for f in run.files
+    ]  # fmt: skip
+
+
+def _validate(folder: Path, split_bytes: int, mapping: dict | None = None):
+    config = Config(mapping=parse(mapping or MAPPING["mapping"]))
+    return validate_paths([folder], config, engine=None, split_bytes=split_bytes)
+
+
+def test_a_file_in_parts_has_the_findings_lines_and_record_handles_of_the_whole(tmp_path, tasks):
+    """What one reader says once for a file (a CR inside a text, a mapped field no record
+    has) is said once; what is said of a record names it by its number in the whole file,
+    across parts (the duplicate of a record three parts earlier); lines number on."""
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    lines[40:40] = ["{not json", "", json.dumps({"title": "no abstract here"})]
+    lines.insert(90, lines[3])  # an exact duplicate, parts after its original
+    lines.insert(100, json.dumps({"id": "short", "abstract": "Too short."}))
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mapping = {"jsonl": {**FIELDS, "venue": "conference"}}  # a field no record has
+
+    whole = _validate(folder, 0, mapping)
+    assert len(tasks) == 1
+    tasks.clear()
+    split = _validate(folder, TINY, mapping)
+    assert len(tasks) > 5 and all(t.split is not None for t in tasks)
+
+    codes = [f[2] for f in _findings(whole)]
+    for code in ("invalid-json", "text-field", "duplicate", "too-short"):
+        assert code in codes
+    assert codes.count("line-endings") == 1 and codes.count("field-missing") == 1
+    duplicate = next(f for f in whole.report.findings if f.code == "duplicate")
+    assert duplicate.record is not None and duplicate.record[1] > 80
+    assert _findings(split) == _findings(whole)
+    assert _files(split) == _files(whole)
+
+
+def test_a_csv_file_whose_quotes_a_cut_cannot_trust_is_read_whole(tmp_path, tasks):
+    """A quote inside an unquoted field is text to the reader but counts as opening a field to
+    the planning pass, so its cuts fall inside rows: the part before such a cut ends elsewhere,
+    and the file is read again whole, with the whole's result."""
+    folder = tmp_path / "src"
+    path = _write("csv", folder)
+    rows = path.read_text(encoding="utf-8").split("\n", 2)
+    path.write_text(f'{rows[0]}\nstray,ti"tle,one abstract\n{rows[1]}\n{rows[2]}', encoding="utf-8")
+
+    whole = _validate(folder, 0)
+    tasks.clear()
+    split = _validate(folder, TINY)
+    assert tasks[0].split is not None and tasks[-1].split is None  # parts, then the whole
+    assert _findings(split) == _findings(whole)
+    assert _files(split) == _files(whole)
+    assert whole.report.records == len(RECORDS) + 1
+
+
+def test_a_file_changed_after_its_parts_were_planned_is_refused_once(tmp_path, monkeypatch):
+    folder = tmp_path / "src"
+    path = _write("jsonl", folder)
+    planned = formats.splits
+
+    def then_appended(*args):
+        found = planned(*args)
+        with path.open("ab") as fh:
+            fh.write(b'{"abstract": "written while the build ran"}\n')
+        return found
+
+    monkeypatch.setattr(formats, "splits", then_appended)
+    run = _validate(folder, TINY)
+    (file,) = run.files
+    assert file.sha256 == ""  # no digest: nothing of it is cached or published
+    refused = [f for f in run.report.findings if f.code == "unreadable"]
+    assert len(refused) == 1 and refused[0].line == 0
+    assert "changed while it was read" in refused[0].message
+
+
+def test_compressed_json_and_small_files_are_one_part(tmp_path):
+    folder = tmp_path / "src"
+    path = _write("jsonl", folder)
+    config = Config()
+    assert len(formats.splits("jsonl", path, config, TINY)) > 5
+    assert formats.splits("jsonl", path, config, path.stat().st_size) == []  # under twice
+    gz = folder / "records.jsonl.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes(), mtime=0))
+    assert formats.splits("jsonl", gz, config, TINY) == []
+    array = folder / "records.json"
+    array.write_text(json.dumps(RECORDS), encoding="utf-8")
+    assert formats.splits("jsonl", array, config, TINY) == []
+    assert formats.splits("text", DATA / "formats_sample.txt", config, 1000) == []
