@@ -201,3 +201,15 @@ def test_compressed_json_and_small_files_are_one_part(tmp_path):
     array.write_text(json.dumps(RECORDS), encoding="utf-8")
     assert formats.splits("jsonl", array, config, TINY) == []
     assert formats.splits("text", DATA / "formats_sample.txt", config, 1000) == []
+
+
+@pytest.mark.slow
+def test_parts_on_the_local_pool_give_the_bytes_of_one_task_in_this_process(tmp_path, monkeypatch):
+    """The parts' tasks, their tails and spools cross to worker processes and back."""
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
+    source = _write("csv", tmp_path / "src")
+    whole = from_mapping({**MAPPING, "split_bytes": 0})
+    build([source.parent], tmp_path / "whole", whole, engine="serial", template=TEMPLATE)
+    split = from_mapping({**MAPPING, "split_bytes": TINY})
+    build([source.parent], tmp_path / "parts", split, engine="local", template=TEMPLATE)
+    assert _same_tree(tmp_path / "whole", tmp_path / "parts") == []
