@@ -213,3 +213,33 @@ def test_parts_on_the_local_pool_give_the_bytes_of_one_task_in_this_process(tmp_
     split = from_mapping({**MAPPING, "split_bytes": TINY})
     build([source.parent], tmp_path / "parts", split, engine="local", template=TEMPLATE)
     assert _same_tree(tmp_path / "whole", tmp_path / "parts") == []
+
+
+@pytest.mark.parametrize("variant", ["no-text-field", "rows-without-text-in-several-parts"])
+def test_what_is_said_of_the_whole_file_is_said_as_one_reader_says_it(variant, tmp_path, tasks):
+    """No record with the text field: one finding for the file, with the first row's fields.
+    Rows without it in several parts, and a mapped field no record has: the fields listed are
+    the whole file's rows' (here the file is read again whole to list them as one reader)."""
+    lines = SAMPLE.read_text(encoding="utf-8").splitlines()
+    if variant == "no-text-field":
+        lines = [line.replace('"abstract":', '"summary":') for line in lines]
+    else:
+        for at in (10, 60, 120):
+            lines.insert(at, json.dumps({"title": f"no abstract {at}", f"extra{at}": 1}))
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    mapping = {"jsonl": {**FIELDS, "venue": "conference"}}
+
+    whole = _validate(folder, 0, mapping)
+    tasks.clear()
+    split = _validate(folder, TINY, mapping)
+    assert _findings(split) == _findings(whole)
+    assert _files(split) == _files(whole)
+    codes = [f[2] for f in _findings(whole)]
+    if variant == "no-text-field":
+        assert codes.count("text-field") == 1 and whole.report.records == 0
+        assert all(t.split is not None for t in tasks)
+    else:
+        assert codes.count("text-field") == 3 and codes.count("field-missing") == 1
+        assert tasks[-1].split is None  # read again whole

@@ -156,7 +156,22 @@ def finish_parts(
     limit = config.max_records_per_file
     if not all(t.exact for t in tails) or (limit and sum(t.records for t in tails) >= limit):
         return None
+    if not any(t.fields_known for t in tails) and _fields_told(tails):
+        # The fields a message lists are those of the rows read while a mapped field was
+        # unseen, and of the first row without the text field: the parts' differ from the
+        # whole's when several parts had such a row, or the list reached its cap.
+        several = sum(bool(t.no_text) for t in tails) > 1
+        if several or len({f for t in tails for f in t.fields}) >= 1000:
+            return None
     return Batches(path, config, format_name).finish(tails, findings)
+
+
+def _fields_told(tails: list[Tail]) -> bool:
+    """Whether the file's findings will list the fields its rows had: a mapped field that no
+    record has (the file has records)."""
+    unreadable = {f for t in tails for f in t.unreadable}
+    unseen = set.intersection(*(set(t.unseen) for t in tails)) - unreadable
+    return bool(unseen) and any(t.records for t in tails)
 
 
 def _first_only(findings: list[Finding]) -> list[Finding]:
@@ -468,7 +483,12 @@ class Batches:
         unseen = [t.unseen for t in tails]
         self._unseen = {f: r for f, r in unseen[0].items() if all(f in u for u in unseen)}
         known = [t.fields for t in tails if t.fields_known]
-        self.fields = dict(known[0]) if known else {f: None for t in tails for f in t.fields}
+        if known:
+            self.fields = dict(known[0])
+        elif not self.records and self._no_text:  # the fields of the first row, as read
+            self.fields = dict(next(t.fields for t in tails if t.no_text))
+        else:
+            self.fields = {f: None for t in tails for f in t.fields}
         self.unreadable = {f for t in tails for f in t.unreadable}
         self.part.findings = _first_only(findings)
         empty = not self.records and all(t.only_bom for t in tails)
