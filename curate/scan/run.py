@@ -1,12 +1,12 @@
 """The scan stage: every source file read once, on an engine, with the validation cache.
 
 A file is the unit of work, or a part of one: a task (:mod:`curate.scan.task`) parses one
-file (a large tabular file: one stretch of it, planned here in one pass that also takes its
-digest), runs the file and record checks and returns only findings and compact sketches, so
-the main process stays small however large the corpus is; the results of a file's parts are
-joined into the result of the whole. The main process looks files up in the cache first (a
-validation run only: a build always reads a file, for its rows), hands the rest to the
-engine, and writes the new cache entries the tasks return.
+file (a large tabular file: one stretch of it, planned by a task of its own in one pass that
+also takes the file's digest), runs the file and record checks and returns only findings and
+compact sketches, so the main process stays small however large the corpus is; the results
+of a file's parts are joined into the result of the whole. The main process looks files up
+in the cache first (a validation run only: a build always reads a file, for its rows), hands
+the rest to the engine, and writes the new cache entries the tasks return.
 """
 
 from __future__ import annotations
@@ -28,7 +28,15 @@ import numpy as np
 from curate.engine.serial import SERIAL
 from curate.ingest import formats
 from curate.scan.cache import ValidationCache
-from curate.scan.task import CacheRef, Scanned, ScanTask, joined_parts, scan_file
+from curate.scan.task import (
+    CacheRef,
+    PlanTask,
+    Scanned,
+    ScanTask,
+    joined_parts,
+    plan_parts,
+    scan_file,
+)
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.mapping import mapping_for
@@ -38,6 +46,7 @@ from validation.sketch import NUM_PERM
 if TYPE_CHECKING:
     from curate.engine import Engine
     from curate.ingest.discover import Source
+    from curate.ingest.formats import Split
     from curate.transform.rows import Cleaning
 
 # Below this much input, starting worker processes costs more than it saves.
@@ -122,16 +131,19 @@ def scan(
     timings["cache lookup"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    todo = [part for task in todo for part in _split(task, split_bytes)]
-    timings["planning parts"] = time.perf_counter() - t
-    t = time.perf_counter()
-    total = sum(_size(Path(task.path)) for task in todo if not (task.split and task.split.number))
+    large = [task for task in todo if _splits(task, split_bytes)]
+    total = sum(_size(Path(task.path)) for task in todo)
     runner: Engine = SERIAL
-    if len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
+    if (len(todo) > 1 or large) and total >= PARALLEL_MIN_BYTES:
         # Only here: a warm or small run starts no worker, and imports no multiprocessing.
         chosen = engine() if callable(engine) else engine
         if chosen.workers > 1:
             runner = chosen
+    plans = [PlanTask(task.path, task.format, config, split_bytes) for task in large]
+    planned = dict(zip([task.index for task in large], runner.map(plan_parts, plans), strict=True))
+    todo = [part for task in todo for part in _split(task, planned.get(task.index, []))]
+    timings["planning parts"] = time.perf_counter() - t
+    t = time.perf_counter()
     whole: list[ScanTask] = []  # files whose parts did not read as the whole: read whole
     for task, done in _files(todo, runner.map(scan_file, todo), config):
         if done is None:
@@ -161,11 +173,17 @@ def file_key(sha256: str, format_name: str, path: str, config: Config) -> str:
     return f"{sha256}/{format_name}/{json.dumps(entry, sort_keys=True)}"
 
 
-def _split(task: ScanTask, size: int) -> list[ScanTask]:
-    """The file's task, or a task for each part of it (a large tabular file: see
-    :func:`curate.ingest.formats.splits`), each spooling its rows to a file of its own in the
-    file's spool folder."""
-    found = formats.splits(task.format, Path(task.path), task.config, size)
+def _splits(task: ScanTask, size: int) -> bool:
+    """Whether the file may be read in parts: of a format that plans them, and at least twice
+    ``size`` (:func:`curate.ingest.formats.splits` decides, in a task, reading the file)."""
+    if size <= 0 or _size(Path(task.path)) < 2 * size:
+        return False
+    return callable(getattr(formats.get(task.format), "splits", None))
+
+
+def _split(task: ScanTask, found: list[Split]) -> list[ScanTask]:
+    """The file's task, or a task for each of its parts (``found``), each spooling its rows to
+    a file of its own in the file's spool folder."""
     if not found:
         return [task]
     if task.spool is not None:

@@ -61,6 +61,23 @@ class ScanTask:
     split: Split | None = None  # the part of the file to read (None: all of it)
 
 
+@dataclass(frozen=True)
+class PlanTask:
+    """A large file whose parts are to be planned, by a task of the engine: the pass that
+    plans them reads the whole file (and takes its digest), which the main process never does
+    for a task."""
+
+    path: str
+    format: str
+    config: Config
+    size: int  # split_bytes
+
+
+def plan_parts(task: PlanTask) -> list[Split]:
+    """The file's parts (:func:`curate.ingest.formats.splits`), or [] to read it whole."""
+    return formats.splits(task.format, Path(task.path), task.config, task.size)
+
+
 @dataclass
 class Scanned:
     """What one task gives back: the file's result and the cache's bookkeeping."""
