@@ -796,6 +796,8 @@ def _prose_run(text: str, start: int, name_end: int, name: str) -> int:
         if close < 0:
             return -1
         pos = close + len("\\right") + 1
+        if pos > len(text):
+            return -1  # `\\right` is the text's end: its delimiter was cut off
     for _ in range(texmath.arity(name)):  # its arguments, a blank before each allowed
         while pos < len(text) and text[pos] == " ":
             pos += 1
