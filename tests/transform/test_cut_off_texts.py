@@ -15,7 +15,7 @@ from pathlib import Path
 from curate.transform.clean import clean_text
 
 sys.path.insert(0, str(Path(__file__).parent))
-from test_round_trip_oracle import PLACEHOLDERS, _records  # noqa: E402
+from test_round_trip_oracle import PLACEHOLDERS, _records
 
 
 def test_a_formula_cut_off_after_right_is_cleaned_and_flagged() -> None:
