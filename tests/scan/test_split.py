@@ -243,3 +243,29 @@ def test_what_is_said_of_the_whole_file_is_said_as_one_reader_says_it(variant, t
     else:
         assert codes.count("text-field") == 3 and codes.count("field-missing") == 1
         assert tasks[-1].split is None  # read again whole
+
+
+def test_a_damaged_row_group_in_one_part_is_found_as_the_whole_files_reader_finds_it(
+    tmp_path, tasks
+):
+    """One finding at the group's first row, and the other groups (in this part and the
+    others) are read."""
+    folder = tmp_path / "src"
+    path = _write("parquet", folder)
+    data = bytearray(path.read_bytes())
+    chunk = pq.ParquetFile(path).metadata.row_group(6).column(2)  # rows 61-70
+    assert chunk.path_in_schema == "abstract"
+    at = chunk.dictionary_page_offset or chunk.data_page_offset
+    data[at : at + 16] = b"\xff" * 16  # its page header
+    path.write_bytes(bytes(data))
+
+    whole = _validate(folder, 0)
+    tasks.clear()
+    split = _validate(folder, TINY)
+    assert [(f[1], f[2]) for f in _findings(whole) if f[2] == "file-truncated"] == [
+        (61, "file-truncated")
+    ]
+    assert whole.report.records == len(RECORDS) - 10
+    assert _findings(split) == _findings(whole)
+    assert _files(split) == _files(whole)
+    assert all(t.split is not None for t in tasks)

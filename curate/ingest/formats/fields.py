@@ -732,6 +732,9 @@ def columnar_parts(
                 f"the {what} is damaged from row {row + 1} ({reason(exc)}): {lost} not read",
             )  # fmt: skip
             if count is None:
+                # The rest of the file is lost to its one reader; a part cannot tell the parts
+                # after it so: the file is read again whole.
+                out.exact = out.split is None
                 break
         if out.stopped:
             break
