@@ -77,8 +77,8 @@ class Settings:
     shard_size: int = 0
     splits: dict[str, float] = field(default_factory=dict)
     engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)
-    # A JSON Lines, CSV, Parquet or Arrow file of at least twice this many bytes is read in
-    # parts of about this size, a task each (0: a task per file); the results are the same.
+    # The most a part of a large JSON Lines, CSV, Parquet or Arrow file holds, in bytes: such a
+    # file is read in parts, a task each (0: a task per file), with the same results.
     split_bytes: int = SPLIT_BYTES
     # What the records are, in the table and the prose: the text column's name (its raw text
     # is NAME_raw) and the noun, singular and plural, the card and the report call them by.

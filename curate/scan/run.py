@@ -51,6 +51,11 @@ if TYPE_CHECKING:
 
 # Below this much input, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 2_000_000
+# A large file's parts hold `split_bytes` at most, and fewer when the run's bytes would make
+# fewer than this many tasks a worker (the last tasks of a few large ones leave workers idle),
+# down to MIN_PART_BYTES (below it, a task's own costs outweigh spreading the work).
+PARTS_PER_WORKER = 4
+MIN_PART_BYTES = 4 << 20
 
 Progress = Callable[[str, int], None]
 Warn = Callable[[str], None]
@@ -100,8 +105,8 @@ def scan(
     ``engine`` runs the tasks (or makes the engine, called only when the work is large enough
     to go parallel); ``cache_dir`` turns on the content-addressed cache. With ``rows``, each
     file's rows are made in the same visit: what a build does. A file is then always read, even
-    when the cache knows its findings. A tabular file of at least twice ``split_bytes`` is read
-    in parts of about that size, a task each, and their results joined: the same result.
+    when the cache knows its findings. A large tabular file is read in parts of at most
+    ``split_bytes``, a task each, and their results joined: the same result.
     """
     timings: dict[str, float] = {}
     cache = ValidationCache(cache_dir, config, warn) if cache_dir else None
@@ -131,15 +136,17 @@ def scan(
     timings["cache lookup"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    large = [task for task in todo if _splits(task, split_bytes)]
     total = sum(_size(Path(task.path)) for task in todo)
     runner: Engine = SERIAL
-    if (len(todo) > 1 or large) and total >= PARALLEL_MIN_BYTES:
+    may_split = any(_splits(task, min(split_bytes, MIN_PART_BYTES)) for task in todo)
+    if (len(todo) > 1 or may_split) and total >= PARALLEL_MIN_BYTES:
         # Only here: a warm or small run starts no worker, and imports no multiprocessing.
         chosen = engine() if callable(engine) else engine
         if chosen.workers > 1:
             runner = chosen
-    plans = [PlanTask(task.path, task.format, config, split_bytes) for task in large]
+    size = min(split_bytes, max(MIN_PART_BYTES, total // (PARTS_PER_WORKER * runner.workers)))
+    large = [task for task in todo if _splits(task, size)]
+    plans = [PlanTask(task.path, task.format, config, size) for task in large]
     planned = dict(zip([task.index for task in large], runner.map(plan_parts, plans), strict=True))
     todo = [part for task in todo for part in _split(task, planned.get(task.index, []))]
     timings["planning parts"] = time.perf_counter() - t

@@ -79,8 +79,8 @@ class FormatEntry:
 
 
 REGISTRY: dict[str, FormatEntry] = {}
-# A file of at least twice this many bytes is read in parts of about this size, each a task
-# of its own (the `split_bytes` setting).
+# The most a part of a large file holds, each part a task of its own (the `split_bytes`
+# setting's default; the scan may take smaller parts: curate.scan.run.PARTS_PER_WORKER).
 SPLIT_BYTES = 64 << 20
 
 
