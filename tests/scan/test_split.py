@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import filecmp
 import gzip
+import hashlib
 import json
 from pathlib import Path
 
@@ -269,3 +270,34 @@ def test_a_damaged_row_group_in_one_part_is_found_as_the_whole_files_reader_find
     assert _findings(split) == _findings(whole)
     assert _files(split) == _files(whole)
     assert all(t.split is not None for t in tasks)
+
+
+def test_an_arrow_file_in_the_file_format_is_read_in_parts_as_whole(tmp_path):
+    """The IPC file format (a footer after the stream) as well as the stream `datasets` writes."""
+    path = tmp_path / "records.arrow"
+    table = pa.Table.from_pylist(RECORDS)
+    with ipc.new_file(path, table.schema) as writer:
+        for batch in table.to_batches(max_chunksize=10):
+            writer.write_batch(batch)
+    config = Config(mapping=parse(MAPPING["mapping"]))
+    found = formats.splits("arrow", path, config, TINY)
+    assert len(found) > 5
+    parts = [b for part in found for b in formats.parts("arrow", path, config, part)]
+    whole = list(formats.parts("arrow", path, config))
+    assert [(r.line, r.row, r.text, r.source_id) for b in parts for r in b.records] == [
+        (r.line, r.row, r.text, r.source_id) for b in whole for r in b.records
+    ]
+    assert found[0].sha256 == whole[-1].sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_file_read_in_parts_is_cached_as_the_whole(tmp_path, tasks):
+    folder = tmp_path / "src"
+    _write("jsonl", folder)
+    config = Config(mapping=parse(MAPPING["mapping"]))
+    cache = tmp_path / "cache"
+    first = validate_paths([folder], config, split_bytes=TINY, cache_dir=cache)
+    assert len(tasks) > 5
+    tasks.clear()
+    again = validate_paths([folder], config, split_bytes=TINY, cache_dir=cache)
+    assert tasks == [] and again.cache_hits == 1  # the joined result, from the cache
+    assert _findings(again) == _findings(first) == _findings(_validate(folder, 0))
