@@ -301,3 +301,27 @@ def test_a_file_read_in_parts_is_cached_as_the_whole(tmp_path, tasks):
     again = validate_paths([folder], config, split_bytes=TINY, cache_dir=cache)
     assert tasks == [] and again.cache_hits == 1  # the joined result, from the cache
     assert _findings(again) == _findings(first) == _findings(_validate(folder, 0))
+
+
+def test_parts_are_cut_smaller_so_each_worker_has_several(tmp_path, monkeypatch):
+    """At the default split_bytes a file is cut so that the run makes PARTS_PER_WORKER tasks
+    a worker (not below MIN_PART_BYTES, lowered here to the sample's scale)."""
+    monkeypatch.setattr(curate.scan.run, "PARALLEL_MIN_BYTES", 0)
+    monkeypatch.setattr(curate.scan.run, "MIN_PART_BYTES", 1_000)
+    planned: list = []
+    real = curate.scan.run._split
+
+    def recorded(task, found):
+        planned.append(found)
+        return real(task, found)
+
+    monkeypatch.setattr(curate.scan.run, "_split", recorded)
+    folder = tmp_path / "src"
+    path = _write("jsonl", folder)
+    config = Config(mapping=parse(MAPPING["mapping"]))
+    run = validate_paths([folder], config, jobs=2)
+    (parts,) = planned
+    size = path.stat().st_size // (curate.scan.run.PARTS_PER_WORKER * 2)
+    assert len(parts) in range(7, 10)  # about eight parts of `size`, cut at line breaks
+    assert all(p.end - p.start >= size for p in parts[:-1])
+    assert _findings(run) == _findings(_validate(folder, 0))
