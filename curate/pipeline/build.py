@@ -241,7 +241,8 @@ def _validate(
     cleaning = Cleaning(settings.math, settings.row_policy)
     run = validate_paths(
         paths, settings.checks, engine=runner, cache_dir=cache_dir, progress=checked,
-        rows=Rows(spool, cleaning), **({"warn": warn} if warn is not None else {}),
+        rows=Rows(spool, cleaning), split_bytes=settings.split_bytes,
+        **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
     say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
