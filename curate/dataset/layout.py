@@ -26,6 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curate.dataset.manifest import DATA
 from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
 
 # 100,000 rows a file: about 90 MB of Parquet for the real abstracts of the dev corpus (860 bytes
@@ -93,7 +94,7 @@ class Shard:
 
     def path(self, suffix: str) -> str:
         """Its name in the release, as the Hub's loaders find a split's files."""
-        return f"data/{self.split}-{self.index:05d}-of-{self.of:05d}{suffix}"
+        return f"{DATA}{self.split}-{self.index:05d}-of-{self.of:05d}{suffix}"
 
 
 def plan(

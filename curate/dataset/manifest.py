@@ -19,7 +19,9 @@ from curate.io import sha256_file
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# The files of a release besides its data files (see curate.dataset.writers).
+# The folder of the table's files (see curate.dataset.layout), and the files of a release
+# besides them.
+DATA = "data/"
 MANIFEST = "manifest.json"
 CARD = "README.md"
 CROISSANT = "croissant.json"
