@@ -306,7 +306,7 @@ class ShardTask:
     (each with the spans of those buckets)."""
 
     shard: Shard
-    sources: list[tuple[str, dict[str, list[Any]]]]
+    inputs: list[tuple[str, dict[str, list[Any]]]]
     layout: Layout
     split: int  # the shard's split, by its index in the layout's
     schema: pa.Schema  # the table's, before the columns take their published names
@@ -369,8 +369,8 @@ def _write_shards(
         digest.update(done.digests)
         _combine(result, done.stats)
         result.files.append(done.file)
-        if runner is not SERIAL and len(tasks) > 1:
-            say(f"wrote {done.file.path} ({k + 1} of {count(len(tasks), 'file')})")
+        if runner is not SERIAL and (k + 1) % 20 == 0:
+            say(f"wrote {k + 1} of the table's {count(len(tasks), 'file')}")
     result.fingerprint = digest.hexdigest()
     if positions is not None:
         with pq.ParquetWriter(positions, POSITIONS_SCHEMA, compression="zstd") as places:
@@ -421,7 +421,7 @@ def write_shard(task: ShardTask) -> ShardDone:
             # open) a bucket's batches at a time.
             readers = [
                 (ipc.open_file(stack.enter_context(pa.OSFile(source))), spans)
-                for source, spans in task.sources
+                for source, spans in task.inputs
             ]
             for piece in shard.pieces:
                 for batch, holds, keep in _batches(readers, piece, layout, task.split):
