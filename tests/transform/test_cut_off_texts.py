@@ -12,6 +12,8 @@ import random
 import sys
 from pathlib import Path
 
+import pytest
+
 from curate.transform.clean import clean_text
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -47,3 +49,21 @@ def test_every_cut_of_a_dev_record_with_tex_is_cleaned() -> None:
                 faults[(rid, cut)] = f"holds {leaks}"
     assert cuts > 8000
     assert faults == {}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        r"as $x \cite{a}$ shows",
+        r"as $\citet{smith2020}$ shows",
+        r"see $(\ref{eq:a})$ for",
+        r"$\eqref{b}$",
+    ],
+)
+def test_a_citation_inside_math_is_kept_as_typed_not_a_placeholder(raw: str) -> None:
+    """pylatexenc's text for a citation is ``<cit.>``, for a reference ``<ref>``: placeholders,
+    which a formula that holds one wrote into the row (found by cleaning spliced dev texts)."""
+    result = clean_text(raw)
+    assert "<cit.>" not in result.text and "<ref>" not in result.text
+    assert result.text == raw
+    assert result.math_kept
