@@ -345,10 +345,11 @@ def shard_tasks(
             counts[bucket] = [a + b for a, b in zip(have, rows, strict=True)]
     splits = [name for name, _ in layout.splits]
     out = []
-    for shard in plan_shards(counts, buckets, splits, layout.shard_rows):
+    for k, shard in enumerate(plan_shards(counts, buckets, splits, layout.shard_rows)):
         wanted = {b for b, _, _ in shard.pieces}
         mine = [(p, {b: s for b, s in spans.items() if b in wanted}) for p, spans in sources]
-        where = (tmp / f"places-{shard.first_row:012d}.parquet").as_posix() if places else None
+        # named by the shard's number: an empty split's file begins where the next split does
+        where = (tmp / f"places-{k:07d}.parquet").as_posix() if places else None
         named = tuple(names) if names is not None else None
         mine = [(p, spans) for p, spans in mine if spans]
         out.append(ShardTask(shard, mine, layout, splits.index(shard.split), schema, named, where))

@@ -138,3 +138,16 @@ def test_the_same_rows_laid_out_anew_are_a_patch_release_that_says_so(tmp_path, 
     same = build([src], tmp_path / "v3", Settings(), template=TEMPLATE, previous=tmp_path / "v2")
     assert same.version == "1.0.1"
     assert (tmp_path / "v3" / SHARDS[0]).read_bytes() == (tmp_path / "v2" / SHARDS[0]).read_bytes()
+
+
+def test_an_empty_split_beside_shards_of_another_has_its_one_empty_file(tmp_path):
+    # a share of 0.0001: only an id below 00068db8… would be in it, and no seed's is
+    layout = Settings(shard_size=7, splits={"a": 0.0001, "b": 0.9999})
+    build([_sources(tmp_path)], tmp_path / "dist", layout, template=TEMPLATE)
+    files = sorted(p.name for p in (tmp_path / "dist" / "data").iterdir())
+    assert files == ["a-00000-of-00001.parquet"] + [f"b-0000{k}-of-00008.parquet" for k in range(8)]
+    rows = [pq.read_metadata(tmp_path / "dist" / "data" / f).num_rows for f in files]
+    assert rows == [0, 7, 7, 7, 7, 7, 7, 7, 6]
+    assert check_folder(tmp_path / "dist").manifest["rows"] == ROWS
+    positions = pq.read_table(tmp_path / "dist" / "positions.parquet").column("id").to_pylist()
+    assert positions == sorted(positions) and len(positions) == ROWS
