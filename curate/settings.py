@@ -72,8 +72,10 @@ class Settings:
     # Also write rejected.parquet beside the release: every dropped row with its reasons (kept
     # locally, listed under the manifest's local_files, never uploaded).
     rejected: bool = False
-    # How the table is written: shards of this many rows (0: one file per split), and held-out
-    # splits by a hash of the id, e.g. {train = 0.98, validation = 0.02} (empty: all train).
+    # How the table is written: shards of this many rows (0: 100,000, `curate.dataset.layout`,
+    # so that a large table is never one file, and one below it is one file named as it always
+    # was), and held-out splits by a hash of the id, e.g. {train = 0.98, validation = 0.02}
+    # (empty: all train).
     shard_size: int = 0
     splits: dict[str, float] = field(default_factory=dict)
     engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)

@@ -36,10 +36,9 @@ from curate import release
 from curate.dataset import describe
 from curate.dataset.assemble import Assembled, assemble
 from curate.dataset.card import template_path as card_template_path
+from curate.dataset.layout import Layout
 from curate.dataset.manifest import MANIFEST, POSITIONS, REJECTED, REPORT_HTML, write_json
 from curate.dataset.table import Contract, TableContractBroken, contract_for
-from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
-from curate.dataset.writers import open_writer
 from curate.dedupe.plan import Plan, plan
 from curate.dedupe.policy import NearPair, RowPolicy, decide_rows, near_pairs
 from curate.ingest.discover import refuse_missing
@@ -372,8 +371,8 @@ def _assemble(
         return assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
             settings.math,
-            lambda: open_writer(
-                DEFAULT_WRITER, stage, **_layout(settings),
+            Layout.of(
+                stage, shard_size=settings.shard_size, splits=settings.splits or None,
                 schema=_published(contract, settings).schema,
             ),
             scratch=stage, engine=runner, say=say, contract=contract, positions=positions,
@@ -381,11 +380,6 @@ def _assemble(
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
-
-
-def _layout(settings: Settings) -> dict[str, Any]:
-    """The table writer's options: shards and splits."""
-    return {"shard_size": settings.shard_size, "splits": settings.splits or None}
 
 
 def _with_build_findings(report: Report, table: Assembled, settings: Settings) -> Report:
