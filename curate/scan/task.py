@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from curate import storage
 from curate.ingest import formats
 from curate.scan.cache import FLUSH_ENTRIES, ValidationCache
 from validation.config import Config
@@ -105,7 +106,7 @@ def scan_file(task: ScanTask) -> Scanned:
     sigs = _Rows()
     timings: dict[str, float] = {}
     first = 0
-    batches = formats.parts(task.format, Path(task.path), task.config)
+    batches = formats.parts(task.format, storage.local_or_uri(task.path), task.config)
     while True:
         t = time.perf_counter()
         source = next(batches, None)
