@@ -190,3 +190,19 @@ def test_the_preflight_reads_a_prefix_as_each_node_s_credentials_allow(
     assert probe(expected) == [
         f"cannot read source {uri} (the secret key is wrong (check AWS_SECRET_ACCESS_KEY))"
     ]
+
+
+def test_configured_sources_may_be_uris(
+    s3: s3server.S3Server,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    uri = s3.put("configured/drops", {p.name: p.read_bytes() for p in SEED_FILES})
+    project = tmp_path / "project"
+    (project / "sub").mkdir(parents=True)
+    (project / "curate.toml").write_text(f'sources = ["{uri}"]\n', encoding="utf-8")
+    s3.use(monkeypatch)
+    monkeypatch.chdir(project / "sub")  # the project's folder is above: paths are made its own
+    assert main(["validate", "--no-cache"]) == 0
+    assert f"{len(SEED_FILES)} files, 57 records" in capsys.readouterr().out
