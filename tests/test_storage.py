@@ -70,20 +70,6 @@ def test_a_build_from_s3_to_s3_is_the_local_build_byte_for_byte(
     assert not [k for k in s3.keys_under("same/") if k.startswith("same/.")]
 
 
-@pytest.mark.slow
-@pytest.mark.xdist_group("ray")  # it starts a Ray cluster: on the worker that runs the others
-def test_ray_workers_read_the_objects_and_give_the_same_bytes(
-    s3: s3server.S3Server, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    uri = s3.put("ray/drops", {p.name: p.read_bytes() for p in SEED_FILES})
-    s3.use(monkeypatch)  # the cluster the build starts has the build's environment
-    monkeypatch.setattr(scan_run, "PARALLEL_MIN_BYTES", 0)
-    settings = from_mapping({})
-    build(list(SEED_FILES), tmp_path / "dist", settings, engine="local", jobs=2)
-    build([uri], "s3://data/ray/dist", settings, engine="ray", jobs=2)
-    assert s3.files("ray/dist") == all_files(tmp_path / "dist")
-
-
 def test_findings_name_the_object_by_its_uri_and_line(
     s3: s3server.S3Server, monkeypatch: pytest.MonkeyPatch
 ) -> None:
