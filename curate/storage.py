@@ -151,32 +151,15 @@ class Uri:
         return os.stat_result((kind | 0o444, 0, 0, 1, 0, 0, size, mtime // 10**9,
                                mtime // 10**9, mtime // 10**9))  # fmt: skip
 
-    def exists(self) -> bool:
-        import pyarrow.fs as pafs
-
-        return self.info().type != pafs.FileType.NotFound
-
-    def is_dir(self) -> bool:
-        import pyarrow.fs as pafs
-
-        return self.info().type == pafs.FileType.Directory
-
     def is_file(self) -> bool:
         import pyarrow.fs as pafs
 
         return self.info().type == pafs.FileType.File
 
-    def is_symlink(self) -> bool:
-        return False  # storage has no links
-
     def open(self, mode: str = "rb") -> RemoteFile:
         if mode != "rb":
             raise ValueError("a source in storage is opened for reading only")
         return RemoteFile(self)
-
-    def read_bytes(self) -> bytes:
-        with self.open() as fh:
-            return fh.read()
 
 
 class _Raw(io.RawIOBase):
