@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from curate import storage
 from curate.engine.serial import SERIAL
 from curate.ingest import formats
 from curate.scan.cache import ValidationCache
@@ -136,7 +137,7 @@ def scan(
     timings["cache lookup"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    total = sum(_size(Path(task.path)) for task in todo)
+    total = sum(_size(storage.local_or_uri(task.path)) for task in todo)
     runner: Engine = SERIAL
     may_split = any(_splits(task, min(split_bytes, MIN_PART_BYTES)) for task in todo)
     if (len(todo) > 1 or may_split) and total >= PARALLEL_MIN_BYTES:
@@ -261,7 +262,7 @@ def _store(
     return result
 
 
-def _size(path: Path) -> int:
+def _size(path: Path | storage.Uri) -> int:
     try:
         info = path.stat()
     except OSError:
@@ -269,12 +270,16 @@ def _size(path: Path) -> int:
     return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
-def _cacheable_bytes(path: Path, config: Config) -> bytes | None:
+def _cacheable_bytes(path: Path | storage.Uri, config: Config) -> bytes | None:
     """The bytes of a regular file within the size limit, to key the cache; else None.
 
     Never opens a FIFO or a device (it could block forever) and never reads past the limit:
-    such entries are not cached, and parsing reports them.
+    such entries are not cached, and parsing reports them. An object in storage is never read
+    here: its task reads it (the main process downloads nothing), and the result it gives back
+    is stored under its bytes' hash like any other; a later run looks up its records.
     """
+    if storage.is_uri(path):
+        return None
     try:
         info = path.stat()
         limit = config.max_file_bytes

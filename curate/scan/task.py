@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from curate import storage
 from curate.ingest import formats
 from curate.ingest.formats import Split
 from curate.ingest.formats.fields import Tail, finish_parts
@@ -128,7 +129,7 @@ def scan_file(task: ScanTask) -> Scanned:
     sigs = _Rows()
     timings: dict[str, float] = {}
     first = 0
-    batches = formats.parts(task.format, Path(task.path), task.config, task.split)
+    batches = formats.parts(task.format, storage.local_or_uri(task.path), task.config, task.split)
     tail = None
     while True:
         t = time.perf_counter()

@@ -197,7 +197,10 @@ CHANGED = (
 def file_identity(fh: BinaryIO) -> tuple[int, int, int]:
     """What tells one version of an open file from another: a rewrite in place changes its
     size or modification time (a file replaced by a rename leaves the open one as it was,
-    but for its change time, which unlinking it sets)."""
+    but for its change time, which unlinking it sets). An object in storage says its own
+    (:meth:`curate.storage.RemoteFile.identity`)."""
+    if (remote := getattr(fh, "identity", None)) is not None:
+        return remote()
     info = os.fstat(fh.fileno())
     return info.st_ino, info.st_size, info.st_mtime_ns
 
