@@ -836,20 +836,20 @@ def _set_aside_environments(text: str, keep: Callable[[str, str], str]) -> str:
 # A formula whose text argument holds formulas of its own (`$M_{\text{$\mathrm{H\,I}$}}$`,
 # `$\textit{$\underline{G}$raph …}$`): a `$` inside braces does not close the formula, as in
 # TeX and in MathJax, which renders these abstracts; residue.MATH, which pairs dollars without
-# reading braces, would cut it at the inner `$`. The formula is found here first, scanning at
-# most 600 characters from each text command whose argument holds a `$`.
+# reading braces, would cut it at the inner `$`. The formula is found here first, from each text
+# command whose argument holds a `$`: at most 600 characters from its opening `$`, and at most
+# 6,000 in all for a record, so that `"\text{$ " * N` costs no more than a few formulas.
 _NESTED_TEXT = re.compile(
     r"\\(?:text(?:rm|it|bf|sf|tt|up|md|sl|normal)?|mbox|hbox)\s*(?=\{[^{}]*(?<!\\)\$)"
 )
-_UNESCAPED_DOLLAR = re.compile(r"(?<!\\)\$")
+_NESTED_BUDGET = 6000
 
 
-def _formula_end(text: str, pos: int) -> int:
+def _formula_end(text: str, pos: int, stop: int) -> int:
     """The index after the `$` that closes, outside braces, the formula whose text starts at
-    ``pos`` (-1: none within the limit, or a brace closes what it did not open)."""
+    ``pos``; -1 if none before ``stop`` or a brace closes what it did not open."""
     depth = 0
     k = pos
-    stop = min(len(text), pos + 600)
     while k < stop:
         ch = text[k]
         if ch == "\\":
@@ -870,23 +870,31 @@ def _formula_end(text: str, pos: int) -> int:
 def _set_aside_nested_math(text: str, convert: Callable[[str], str]) -> str:
     out: list[str] = []
     pos = 0
-    dollars: list[int] = []  # the unescaped dollars from `pos` on, found once each
+    dollars, last = 0, -1  # unescaped dollars from `pos` on, and where the last one is
     counted = 0
+    budget = _NESTED_BUDGET
     for m in _NESTED_TEXT.finditer(text):
         if m.start() < pos:
             continue
-        dollars += [d.start() for d in _UNESCAPED_DOLLAR.finditer(text, counted, m.start())]
+        if budget <= 0:
+            break
+        found = text.count("$", counted, m.start()) - text.count("\\$", counted, m.start())
+        if found:
+            dollars += found
+            last = text.rfind("$", counted, m.start())
         counted = m.start()
         # Inside an inline formula: an odd number of dollars since the last formula set aside,
-        # the last of them single (`$$` is display math, left to residue.MATH).
-        if len(dollars) % 2 == 0 or "$$" in text[max(0, dollars[-1] - 1) : dollars[-1] + 2]:
+        # the last of them single (`$$` is display math, left to residue.MATH) and unescaped.
+        if dollars % 2 == 0 or "$$" in text[max(0, last - 1) : last + 2] or text[last - 1] == "\\":
             continue
-        end = _formula_end(text, dollars[-1] + 1)
+        stop = min(len(text), last + 1 + min(600, budget))
+        budget -= stop - last - 1
+        end = _formula_end(text, last + 1, stop)
         if end < 0:
             continue
-        out += [text[pos : dollars[-1]], convert(text[dollars[-1] : end])]
+        out += [text[pos:last], convert(text[last:end])]
         pos = counted = end
-        dollars = []
+        dollars = 0
     return "".join(out) + text[pos:] if out else text
 
 

@@ -485,6 +485,8 @@ ADVERSARIAL = [
     "$= a " * 300,
     "$$x\\$$" * 300,
     "\\( " * 300,
+    # a text command holding dollars inside a formula, unclosed
+    "$\\text{$" * 300,
 ]
 
 
