@@ -991,7 +991,7 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
                 text = _set_aside_environments(text, environment)
             if '$"$' in text or "$`" in text or "$'" in text:
                 text = _math_quotes(text)
-            if "\\text" in text or "box" in text:
+            if "\\text" in text or "box{" in text:
                 text = _set_aside_nested_math(text, convert)
             text = residue.MATH.sub(lambda m: convert(m.group()), text)
             # Symbols typed without dollars (`69.9\pm 1.4`, `\sigma_v`) are formulas too.

@@ -497,7 +497,8 @@ def _render(tokens: list[Token]) -> str:
 def _character(ch: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int:
     """A character of the formula (``tokens[i - 1]``): scripts, and the few with a meaning."""
     if ch in "^_":
-        i = _font_switch_script(tokens, i)
+        if i < len(tokens) and tokens[i][0] != "g" and tokens[i] in _SWITCH_OR_BLANK:
+            i = _font_switch_script(tokens, i)  # `_\\rm{…}`, rare: looked at only then
         arg, i = _argument(tokens, i)
         first = _render(arg)
         other = "_" if ch == "^" else "^"
@@ -523,6 +524,7 @@ def _character(ch: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int
 
 # LaTeX 2.09's font switches, which take no argument.
 _OLD_FONTS = frozenset("rm bf it sf tt".split())
+_SWITCH_OR_BLANK = frozenset([("c", " ")] + [("m", name) for name in _OLD_FONTS])
 
 
 def _font_switch_script(tokens: list[Token], i: int) -> int:
