@@ -625,6 +625,9 @@ def test_sigint_while_workers_write_leaves_the_old_build_and_no_traceback(built,
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
+        # as a terminal starts it: a shell without job control starts a background command
+        # with SIGINT ignored, and Python keeps that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stderr is not None
     for line in proc.stderr:

@@ -327,6 +327,9 @@ def test_ctrl_c_stops_the_cluster_the_build_started_and_leaves_the_output_as_it_
         [sys.executable, "-m", "curate.cli", "build", str(corpus), "--out", str(out),
          "--engine", "ray", "--jobs", "2", "--no-cache", "-v", "--template", str(TEMPLATE)],
         cwd=tmp_path, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        # as a terminal starts it: a shell without job control starts a background command
+        # with SIGINT ignored, and Python keeps that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
     assert proc.stderr is not None
     seen: set[int] = set()
