@@ -240,3 +240,12 @@ def plain_text(text: str) -> str:
     """``text`` without markup, case and punctuation kept: what a language detector should see."""
     stripped = _strip_markup(text)
     return stripped if is_collapsed(stripped) else " ".join(stripped.split())
+
+
+def plain_text_and_words(text: str) -> tuple[str, int]:
+    """(``plain_text(text)``, its :func:`word_total`), testing only once whether it is collapsed
+    (``plain_text`` makes it so)."""
+    plain = plain_text(text)
+    if plain.isascii() or _CJK_ANY.search(plain) is None:
+        return plain, plain.count(" ") + 1 if plain else 0
+    return plain, len(words(plain))
