@@ -250,26 +250,31 @@ def _pandera_findings(source: SourceFile, frame: pd.DataFrame, config: Config) -
         pandera_schema().validate(frame, lazy=True)
     except pa.errors.SchemaErrors as exc:
         cases = exc.failure_cases
-        seen: set[tuple[str, str, str, str]] = set()
+        seen: set[tuple[str, str, str]] = set()
         for case in cases.itertuples(index=False):
             index = case.index
-            if index is None or pd.isna(index):
-                file, line = source.path, 0
-            else:
+            line, place = 0, None
+            if index is not None and not pd.isna(index):
                 row = frame.iloc[int(index)]
-                file, line = source.path, int(row["line"])
+                line, place = int(row["line"]), row["row"]
             column = str(case.column)
             check = str(case.check)
             value = str(case.failure_case)
+            message = f"column {column!r} fails {check}: {value[:60]!r}"
+            if check == "multiple_fields_uniqueness":
+                # Said once per place, by its line and row: the columns' values are the
+                # file's path (local, and cut at 60 characters) and that line.
+                column = "unique"
+                value = f"line {line}" + (
+                    "" if place is None or pd.isna(place) else f", row {place}"
+                )
+                message = (
+                    f"more than one record at {value}: each needs a place of its own "
+                    f"(its {', '.join(RECORD_CONTRACT.unique)})"
+                )
             # A header-derived value fails on every record of its file: say it once per file.
-            key = (file, column, check, value)
+            key = (column, check, value)
             if key in seen:
                 continue
             seen.add(key)
-            yield finding(
-                "schema",
-                file,
-                line,
-                f"column {column!r} fails {check}: {value[:60]!r}",
-                config,
-            )
+            yield finding("schema", source.path, line, message, config)

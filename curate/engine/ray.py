@@ -12,7 +12,9 @@ Ray is the same bytes as on the local pool. A worker or node that dies mid-task 
 retry (:data:`RETRIES` times: the tasks are idempotent, they rewrite the same files); past that
 the run fails with one line (:class:`curate.errors.WorkerDied`) before anything is published.
 Closing the engine (the end of the run, an error, Ctrl-C) cancels every task still queued or
-running, so a stopped run leaves nothing working behind it.
+running, so a stopped run leaves nothing working behind it. A cluster of its own has a reaper,
+a small process that outlives the run: once the run has ended, even by SIGKILL, it ends what
+is left of the cluster and removes its session folder (:func:`_reap`).
 """
 
 from __future__ import annotations
@@ -21,9 +23,12 @@ import contextlib
 import os
 import secrets
 import shutil
+import signal
 import socket
+import subprocess
 import sys
 import tempfile
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -38,6 +43,12 @@ RETRIES = 3  # attempts after the first, for a task whose worker or node died
 # that works however curate was installed, from a wheel, a commit or an index.
 INSTALL = "pip install 'ray>=2.60,<3' (curate-datasets' [ray] extra)"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
+# HTTP/2's client greeting and an empty SETTINGS frame: what a gRPC client says first.
+HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
+QUIET: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
+MARK = "CURATE_RAY_CLUSTER"  # in the environment of every process of a cluster of our own
+REAP_GRACE = 2.0  # seconds they have to end by themselves once the run has, before SIGKILL
+WATCH = 0.5  # seconds between the reaper's looks at the processes while the run lives
 
 
 class ClusterUnreachable(WorkerDied):
@@ -85,21 +96,37 @@ def _off_stdout(ray: Any) -> None:
 
 
 @contextlib.contextmanager
-def _own_sigterm() -> Iterator[None]:
-    """Keep this process's SIGTERM handler through ``ray.init``, which installs Ray's own (a
-    stack dump and SIGABRT, exit 134): SIGTERM is curate's, to stop as Ctrl-C does."""
-    import signal
+def _signals_kept() -> Iterator[None]:
+    """Through ``ray.init``: a Ctrl-C waits until it returns, and SIGTERM stays curate's.
+
+    A Ctrl-C in the midst of the start (a KeyboardInterrupt raised inside ``ray.init``) left
+    a cluster half started, whose processes nobody stopped. Held back here (blocked in this
+    thread and so in the threads ``ray.init`` starts, which inherit the mask, and counted if
+    another thread takes it), it is raised once the cluster is up, and the run stops as on
+    any Ctrl-C, shutting the cluster down. ``ray.init`` installs its own SIGTERM handler (a
+    stack dump and SIGABRT, exit 134); curate's is put back: SIGTERM stops the run as
+    Ctrl-C does."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    handler = signal.getsignal(signal.SIGTERM)
+    caught: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, _frame: caught.append(signum))
+    sigterm = signal.getsignal(signal.SIGTERM)
+    held = hasattr(signal, "pthread_sigmask")
+    if held:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         yield
     finally:
-        if handler is not None:
-            signal.signal(signal.SIGTERM, handler)
+        if sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
+        signal.signal(signal.SIGINT, previous or signal.default_int_handler)
+        if held:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one pending: here
+        if caught:
+            raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -149,17 +176,138 @@ def _session_root() -> str:
 
 
 def _reachable(address: str) -> None:
-    """Refuse, within seconds, an address nothing answers at: Ray itself keeps trying for
-    minutes. ``auto`` and other addresses without a port are left to Ray."""
+    """Refuse, within seconds, an address where no Ray cluster answers: Ray itself keeps
+    trying for minutes, a line of ``gcs_client.cc … Failed to get cluster ID`` each time.
+    Nothing there is refused by the connection; something else (a web server) by its answer
+    to HTTP/2's greeting, which Ray's gRPC returns with a SETTINGS frame. ``auto`` and other
+    addresses without a port are left to Ray, as is a cluster that speaks TLS first."""
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         return
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT) as s:
+            if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+                return
+            s.sendall(HTTP2_GREETING)
+            answer = b""
+            while len(answer) < 9 and (got := s.recv(9 - len(answer))):
+                answer += got
     except OSError as exc:
         raise ClusterUnreachable(
             f"cannot join the Ray cluster at {address}: {exc.strerror or exc}"
         ) from None
+    if len(answer) < 9 or answer[3] != 0x04:  # a frame header: length (3), type 4, SETTINGS
+        raise ClusterUnreachable(
+            f"cannot join the Ray cluster at {address}: something answers there that is no "
+            "Ray cluster (it does not speak gRPC)"
+        )
+
+
+def _start_reaper(mark: str, session: str) -> subprocess.Popen[bytes]:
+    """The watchdog of a cluster of our own (:func:`_reap`), in a session of its own (a
+    Ctrl-C at the terminal is not for it), reading a pipe that closes when the run ends or
+    dies. Not marked itself."""
+    env = {k: v for k, v in os.environ.items() if k != MARK}
+    code = f"from {__name__} import {_reap.__name__}; {_reap.__name__}()"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, mark, session], stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _marked(mark: str) -> Iterator[None]:
+    """``mark`` in the environment while ``ray.init`` starts the cluster: its processes, and
+    every process they start (the agents, the workers), inherit it, whatever title they give
+    themselves; this process keeps its own environment."""
+    os.environ[MARK] = mark
+    try:
+        yield
+    finally:
+        os.environ.pop(MARK, None)
+
+
+def _carries(pid: int, mark: str) -> bool:
+    """Whether process ``pid`` was started with ``mark`` in its environment."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as fh:
+            return f"\0{MARK}={mark}\0".encode() in b"\0" + fh.read()
+    except OSError:
+        return False
+
+
+def _processes() -> dict[int, tuple[int, bytes]]:
+    """Every process (Linux's /proc; elsewhere none): its parent, and its start time, which
+    tells a process from a later one given the same id."""
+    table = {}
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                with contextlib.suppress(OSError, IndexError, ValueError):
+                    with open(f"/proc/{entry.name}/stat", "rb") as fh:
+                        fields = fh.read().rsplit(b")", 1)[1].split()
+                    table[int(entry.name)] = (int(fields[1]), fields[19])
+    return table
+
+
+class _Cluster:
+    """The processes of a cluster of our own, as the reaper follows them: each that carries
+    the mark, and each started by one of them. Its environment alone would not do: a process
+    that retitles itself (Ray's agents, ``ray::DashboardAgent``) overwrites it, so a process
+    is remembered (by id and start time) from when it is first seen."""
+
+    def __init__(self, mark: str, run: int) -> None:
+        self.mark, self.run = mark, run
+        self.known: dict[int, bytes] = {}
+        self.others: set[tuple[int, bytes]] = set()
+
+    def alive(self) -> dict[int, bytes]:
+        """The cluster's processes alive now, by id and start time."""
+        table = _processes()
+        known = {p: t for p, t in self.known.items() if p in table and table[p][1] == t}
+        grown = True
+        while grown:
+            grown = False
+            for pid, (parent, start) in table.items():
+                if pid in known or (pid, start) in self.others:
+                    continue
+                if parent in known or _carries(pid, self.mark):
+                    known[pid] = start
+                    grown = True
+        # A process not ours now never is (what makes one ours is its start, or its parent's),
+        # but for one the run has forked and not yet started the program of (the environment
+        # is the run's until then).
+        self.others |= {(p, t) for p, (q, t) in table.items() if p not in known and q != self.run}
+        self.known = known
+        return known
+
+
+def _reap() -> None:
+    """The watchdog of a cluster of the run's own: once the run has ended, however it ended
+    (its pipe closes on SIGKILL too, when none of its own clean-up runs), end every process
+    of the cluster and remove its session folder. Ray makes its GCS and raylet die with the
+    run (PR_SET_PDEATHSIG), but not what the raylet starts: its two agents, caught in their
+    own start by a Ctrl-C or a SIGKILL of the run, lived on for about a minute."""
+    import select
+
+    mark, session = sys.argv[1], sys.argv[2]
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    cluster = _Cluster(mark, os.getppid())
+    while True:  # follow the cluster while the run lives
+        if select.select([0], [], [], WATCH)[0] and not os.read(0, 1024):
+            break
+        cluster.alive()
+    deadline = time.monotonic() + REAP_GRACE  # a cluster shut down ends by itself: let it
+    while cluster.alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    for _ in range(50):
+        if not (left := cluster.alive()):
+            break
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.1)
+    shutil.rmtree(session, ignore_errors=True)
 
 
 class RayEngine:
@@ -171,13 +319,14 @@ class RayEngine:
 
     def __init__(self, jobs: int | None = None, address: str | None = None) -> None:
         self.address = address or os.environ.get("RAY_ADDRESS") or None
-        self._ray = _import_ray(local=self.address is None)
         if self.address is not None:
-            _reachable(self.address)  # before any work, however small the work turns out
+            _reachable(self.address)  # before any work, and before Ray's seconds of import
+        self._ray = _import_ray(local=self.address is None)
         self._jobs = jobs
         self._workers: int | None = None
         self._owned = False  # this engine called ray.init, and shuts it down
         self._session: str | None = None  # the folder of a cluster of our own, removed at close
+        self._reaper: subprocess.Popen[bytes] | None = None  # its watchdog (_reap)
         self._live: set[Any] = set()  # refs of tasks submitted and not yet read
         self._remote: Any = None  # the remote function, made on first use
         self.retries = RETRIES
@@ -204,45 +353,53 @@ class RayEngine:
         return self._workers
 
     def _connect(self) -> None:
-        ray = self._ray
-        if ray.is_initialized():
+        if self._ray.is_initialized():
             return
-        quiet: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
         if self.address is None:
-            from curate.engine import default_jobs
-
-            cpus = self._jobs or default_jobs()
-            print(f"curate: starting a local Ray cluster ({cpus} CPUs)…", file=sys.stderr,
-                  flush=True)  # fmt: skip
-            try:
-                self._session = _session_root()
-                with _held_stderr(), _own_sigterm():
-                    # "local": a new cluster, never one that `ray start` left on this machine.
-                    ray.init(address="local", num_cpus=cpus, include_dashboard=False,
-                             _temp_dir=self._session, **quiet)  # fmt: skip
-            except Exception as exc:  # a timeout, a port taken, a full /tmp...
-                self._remove_session()
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                raise ClusterUnreachable(
-                    f"the local Ray cluster did not start ({first[:200]}); retry, or use "
-                    "--engine local"
-                ) from None
+            self._start()
         else:
-            try:
-                with _held_stderr(), _own_sigterm():
-                    ray.init(address=self.address, **quiet)
-            except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-                if "InvalidAuthToken" in f"{exc} {exc.__cause__}":
-                    first += (
-                        "; it asks for a token (`ray start` turns token authentication on): "
-                        "set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN unless ~/.ray/auth_token "
-                        "holds the cluster's"
-                    )
-                raise ClusterUnreachable(
-                    f"cannot join the Ray cluster at {self.address}: {first}"
-                ) from None
-        self._owned = True
+            self._join()
+
+    def _start(self) -> None:
+        """Start a cluster of our own, every process of which the reaper ends with the run
+        (:func:`_reap`)."""
+        from curate.engine import default_jobs
+
+        cpus = self._jobs or default_jobs()
+        print(f"curate: starting a local Ray cluster ({cpus} CPUs)…", file=sys.stderr,
+              flush=True)  # fmt: skip
+        try:
+            self._session = _session_root()
+            mark = secrets.token_hex(16)
+            self._reaper = _start_reaper(mark, self._session)
+            with _held_stderr(), _signals_kept(), _marked(mark):
+                # "local": a new cluster, never one that `ray start` left on this machine.
+                self._ray.init(address="local", num_cpus=cpus, include_dashboard=False,
+                               _temp_dir=self._session, **QUIET)  # fmt: skip
+                self._owned = True  # before a Ctrl-C held back is raised: close shuts it down
+        except Exception as exc:  # a timeout, a port taken, a full /tmp...
+            self._release()
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ClusterUnreachable(
+                f"the local Ray cluster did not start ({first[:200]}); retry, or use --engine local"
+            ) from None
+
+    def _join(self) -> None:
+        try:
+            with _held_stderr(), _signals_kept():
+                self._ray.init(address=self.address, **QUIET)
+                self._owned = True
+        except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if "InvalidAuthToken" in f"{exc} {exc.__cause__}":
+                first += (
+                    "; it asks for a token (`ray start` turns token authentication on): "
+                    "set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN unless ~/.ray/auth_token "
+                    "holds the cluster's"
+                )
+            raise ClusterUnreachable(
+                f"cannot join the Ray cluster at {self.address}: {first}"
+            ) from None
 
     def _function(self) -> Any:
         if self._remote is None:
@@ -310,11 +467,20 @@ class RayEngine:
         if self._owned:
             ray.shutdown()
             self._owned = False
-        self._remove_session()
+        self._release()
         self._workers = None
         self._remote = None
 
-    def _remove_session(self) -> None:
+    def _release(self) -> None:
+        """End what is left of a cluster of our own and remove its session folder: the
+        reaper does it once its pipe is closed, and the run waits for it, so that nothing of
+        the cluster outlives the run."""
+        if self._reaper is not None:
+            if self._reaper.stdin is not None:
+                self._reaper.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._reaper.wait(timeout=REAP_GRACE + 10)
+            self._reaper = None
         if self._session is not None:
             shutil.rmtree(self._session, ignore_errors=True)  # made by _session_root, ours
             self._session = None

@@ -150,6 +150,24 @@ def test_a_one_line_array_gives_each_record_its_own_position(tmp_path):
     assert [(r.line, r.row) for r in records] == [(1, 1), (1, 2)]
 
 
+def test_two_records_at_one_place_are_one_schema_error_that_names_the_place(tmp_path):
+    """Two records at one place (a one-line array's were, all at line 1) fail the record
+    schema's uniqueness. Its two errors quoted the columns' values, the first the file's local
+    path (absolute, and cut at 60 characters), where every output names files relative to
+    the folder given."""
+    import validation.checks  # noqa: F401  (registers the codes)
+    from validation.config import Config
+    from validation.records import Record, SourceFile
+    from validation.schema import schema_findings
+
+    local = str(tmp_path / "src" / "a.json")
+    source = SourceFile(local, [Record(local, 1, GOOD[0]["abstract"], row=2),
+                                Record(local, 1, GOOD[1]["abstract"], row=2)])  # fmt: skip
+    found = [(f.file, f.line, f.message) for f in schema_findings(source, Config())]
+    assert found == [(local, 1, "more than one record at line 1, row 2: each needs a place "
+                                "of its own (its file, line, row)")]  # fmt: skip
+
+
 DUPLICATED = {
     "jsonl": ("a.jsonl", '{"abstract": "an old text", "abstract": %s}\n', 1),
     "a nested object": ("a.jsonl", '{"abstract": %s, "meta": {"n": 1, "n": 2}}\n', 1),

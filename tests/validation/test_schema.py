@@ -225,10 +225,12 @@ def test_findings_keep_their_messages_once_per_file():
         ("d/a.txt", 4, "column 'header_language' fails str_matches('^[a-z]{2,3}$'): 'EN'")
     ]
     twice = [Record("d/a.txt", 3, "t", _header()), Record("d/a.txt", 3, "u", _header())]
+    # Two records at one place: one finding, by the place (not the columns' values, the
+    # file's local path among them).
     assert _findings(twice) == [
-        ("d/a.txt", 3, "column 'file' fails multiple_fields_uniqueness: 'd/a.txt'"),
-        ("d/a.txt", 3, "column 'line' fails multiple_fields_uniqueness: '3'"),
-    ]
+        ("d/a.txt", 3, "more than one record at line 3: each needs a place of its own "
+                       "(its file, line, row)"),
+    ]  # fmt: skip
     assert _findings([Record("d/a.txt", 0, "", None)]) == [
         ("d/a.txt", 0, "column 'line' fails greater_than_or_equal_to(1): '0'"),
         ("d/a.txt", 0, "column 'text' fails str_length(1, None): ''"),
