@@ -90,6 +90,10 @@ def _folded_words(text: str) -> list[str]:
     folded = unicodedata.normalize("NFKC", text).casefold()
     if folded.isascii():
         return folded.encode("ascii").translate(_ASCII_WORDS).decode("ascii").split()
+    return _unicode_words(folded)
+
+
+def _unicode_words(folded: str) -> list[str]:
     if _CJK_CHAR.search(folded) is None:  # `_WORD` without a CJK character: `\w+`, faster
         return _RUN.findall(folded)
     return _WORD.findall(folded)
@@ -189,6 +193,40 @@ def comparison_forms(text: str) -> tuple[list[str], list[str]]:
     return words, _folded_words("".join(rendered))
 
 
+# ``_ASCII_WORDS`` with upper-case letters lowered: for ASCII text NFKC changes nothing and
+# ``casefold`` is ``lower``, so one translation folds and separates the words.
+_ASCII_FOLDED_WORDS = bytes(c + 32 if 65 <= c <= 90 else c for c in _ASCII_WORDS)
+
+
+def _folded_bytes(text: str) -> bytes:
+    """The words of :func:`_folded_words` as UTF-8, separated by runs of spaces (any number,
+    at either end too): the same words without a list of them."""
+    if text.isascii():  # a flag of the string: no scan
+        return text.encode("ascii").translate(_ASCII_FOLDED_WORDS)
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    if folded.isascii():
+        return folded.encode("ascii").translate(_ASCII_WORDS)
+    return " ".join(_unicode_words(folded)).encode("utf-8")
+
+
+def comparison_bytes(text: str) -> tuple[bytes, bytes]:
+    """:func:`comparison_forms` as UTF-8 bytes in which the words are separated by runs of
+    spaces (``b" ".join(words) == b" ".join(form.split())`` for each form), the second the
+    first object itself when rendering changes nothing.
+
+    A comparison word holds no space and no zero byte, so a batch of these can be joined and
+    cut into words by numpy at once (:mod:`validation.sketch`): making each record's list of
+    word strings, only to join them again, cost more than half of a record's sketch.
+    """
+    renders = "\\" in text or "^" in text or "_" in text
+    if renders and residue.may_have("latex", text):
+        words, rendered = comparison_forms(text)
+        key = " ".join(words).encode("utf-8")
+        return key, key if rendered is words else " ".join(rendered).encode("utf-8")
+    key = _folded_bytes(_strip_markup(text))
+    return key, key
+
+
 def record_id(key: str) -> str:
     """A stable id: the first 16 hex digits of the SHA-256 of the comparison key.
 
@@ -202,3 +240,12 @@ def plain_text(text: str) -> str:
     """``text`` without markup, case and punctuation kept: what a language detector should see."""
     stripped = _strip_markup(text)
     return stripped if is_collapsed(stripped) else " ".join(stripped.split())
+
+
+def plain_text_and_words(text: str) -> tuple[str, int]:
+    """(``plain_text(text)``, its :func:`word_total`), testing only once whether it is collapsed
+    (``plain_text`` makes it so)."""
+    plain = plain_text(text)
+    if plain.isascii() or _CJK_ANY.search(plain) is None:
+        return plain, plain.count(" ") + 1 if plain else 0
+    return plain, len(words(plain))

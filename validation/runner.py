@@ -17,7 +17,7 @@ from validation import checks as _checks  # noqa: F401  (fills the registry)
 from validation.config import Config
 from validation.corpus import Corpus, FileResult, NearSearch, TextLoader
 from validation.findings import Finding, Report, Severity
-from validation.language import body_language
+from validation.language import LanguageBatch, body_language
 from validation.measures import summarise
 from validation.records import Record, SourceFile
 from validation.registry import MEASURES, checks
@@ -107,10 +107,15 @@ def check_file(
     t = time.perf_counter()
     sketches = sketch_many([records[i].text for i in misses], config.shingle_size)
     timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
-    for i, sk in zip(misses, sketches, strict=True):
-        results[i] = check_record(records[i], config, timings, sk)
-        if cache is not None:
-            cache.put(records[i].text, results[i])
+    # And their languages' plain texts and English pre-checks (by numpy, in one pass).
+    t = time.perf_counter()
+    languages = LanguageBatch([records[i].text for i in misses], config.language_min_words)
+    timings["language"] = timings.get("language", 0.0) + time.perf_counter() - t
+    with languages:
+        for i, sk in zip(misses, sketches, strict=True):
+            results[i] = check_record(records[i], config, timings, sk)
+            if cache is not None:
+                cache.put(records[i].text, results[i])
     done: list[RecordResult] = []
     for i, (record, result) in enumerate(zip(records, results, strict=True)):
         assert result is not None

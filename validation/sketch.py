@@ -10,8 +10,11 @@ discards the hopeless ones; the similarity of every remaining pair is then compu
 Shingles are hashed to 64 bits: each word gets a 64-bit hash of its UTF-8 bytes
 (:func:`word_hashes`, computed by numpy for every word of a batch at once) and a shingle's words'
 hashes are combined arithmetically, which is an order of magnitude cheaper than hashing each
-shingle string. The exact Jaccard similarity of two records is then computed over these hash
-sets (a collision needs two different shingles to agree on 64 bits).
+shingle string. A batch's words are never Python strings: each record's comparison form is one
+byte string (:func:`validation.normalize.comparison_bytes`), and numpy finds the words of all of
+them, and the id keys with single spaces, in one buffer. The exact Jaccard similarity of two
+records is then computed over these hash sets (a collision needs two different shingles to agree
+on 64 bits).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from itertools import chain
 import numpy as np
 import rensa
 
-from validation.normalize import comparison_forms, record_id
+from validation.normalize import comparison_bytes, comparison_forms, record_id
 
 NUM_PERM = 126
 BANDS = 21
@@ -105,7 +108,12 @@ def word_hashes(joined: str, count: int) -> np.ndarray:
             f"{count} words need {count - 1} spaces between them, not {spaces.size - 2}"
         )
     starts = spaces[:-1] + 1
-    lengths = spaces[1:] - starts
+    return _hash_words(buf, starts, spaces[1:] - starts)
+
+
+def _hash_words(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """:func:`word_hashes` of the words ``buf[starts[i]:starts[i] + lengths[i]]`` (uint8 ``buf``
+    with at least 8 bytes after the last word's first byte)."""
     # lanes[i]: the 8 bytes from byte i on, as one little-endian value (an unaligned view).
     lanes = np.ndarray((buf.size - 7,), dtype="<u8", buffer=buf, strides=(1,))
     # (Integer arrays wrap around silently: no overflow to ignore.)
@@ -267,43 +275,86 @@ def sketch_many(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
     return out
 
 
+def _words_of(forms: Sequence[bytes]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(buffer, starts, lengths, counts): where each word of each of ``forms`` lies in one
+    buffer holding them all, and how many words each form has.
+
+    The forms are joined with a zero byte before, between and after them (with 8 more after
+    the last, for :func:`_hash_words`' lanes); a word is a run of bytes above the space, which
+    is every byte of a comparison word and neither of the separators.
+    """
+    joined = b"".join((b"\0", b"\0".join(forms), bytes(9)))
+    buf = np.frombuffer(joined, np.uint8)
+    word = buf > 0x20
+    edges = np.flatnonzero(word[1:] != word[:-1]) + 1  # alternately a word's start and end
+    starts = edges[0::2]
+    separators = np.flatnonzero(buf[: len(joined) - 8] == 0)
+    counts = np.diff(np.searchsorted(starts, separators))
+    return buf, starts, edges[1::2] - starts, counts
+
+
+def _keys(
+    buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, counts: np.ndarray
+) -> list[bytes]:
+    """Each form of :func:`_words_of`'s buffer with its words joined by single spaces."""
+    keep = buf > 0x20
+    keep[buf == 0] = True  # the separators, to cut the forms apart again
+    keep[-8:] = False
+    # The space after every word but the last of its form (within a form the byte after a
+    # word is a space).
+    inner = np.ones(starts.size, dtype=bool)
+    inner[np.cumsum(counts)[counts > 0] - 1] = False
+    keep[(starts + lengths)[inner]] = True
+    return buf[keep].tobytes().split(b"\0")[1:-1]
+
+
 def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
-    forms = [comparison_forms(t) for t in texts]
-    word_lists = [words for words, _rendered in forms]
-    # Each record's id key, which is also the text its words are hashed from unless its math
-    # renders differently.
-    keys = [" ".join(w) for w in word_lists]
-    full = [i for i, w in enumerate(word_lists) if w]
+    forms = [comparison_bytes(t) for t in texts]
+    buf, starts, lengths, counts = _words_of([key for key, _rendered in forms])
+    keys = _keys(buf, starts, lengths, counts)
     sigs = np.zeros((len(texts), NUM_PERM), dtype=np.uint16)
-    if full:
-        lists = [forms[i][1] or forms[i][0] for i in full]
-        lens = np.fromiter(map(len, lists), np.int64, len(lists))
-        joined = " ".join([
-            keys[i] if words is word_lists[i] else " ".join(words)
-            for i, words in zip(full, lists, strict=True)
-        ])  # fmt: skip
-        h = word_hashes(joined, int(lens.sum()))
-        size = max(1, min(shingle_size, int(lens.max())))
-        prefixes = _shingle_prefixes(h, size)
-        # Each record's shingles, gathered from the flat prefixes: a record of L words has
-        # L - s + 1 shingles of s = min(size, L) words, the first at its first word.
-        sizes = np.minimum(lens, size)
-        counts = lens - sizes + 1
-        firsts = np.concatenate(([0], np.cumsum(lens)[:-1]))
-        ends = np.cumsum(counts)
-        pos = np.repeat(firsts - (ends - counts), counts) + np.arange(int(ends[-1]))
-        shingles = np.empty(pos.size, dtype=np.uint64)
-        kind = np.repeat(sizes, counts)
-        for s in range(1, size + 1):
-            pick = kind == s
-            if pick.any():
-                shingles[pick] = prefixes[s - 1][pos[pick]]
-        offsets = np.concatenate(([0], ends)).astype(np.uint64)
-        sigs[full] = _digests(shingles, offsets)
+    full = np.flatnonzero(counts)
+    if full.size:
+        # The words shingled: the rendered form's where rendering changes them (and leaves
+        # any), else the key's, which are in the buffer already.
+        rendered = [i for i in full.tolist() if forms[i][1] is not forms[i][0]]
+        if rendered:
+            shingled = [key for key, _rendered in forms]
+            for i in rendered:
+                shingled[i] = forms[i][1]
+            buf, starts, lengths, other = _words_of(shingled)
+            empty = np.flatnonzero((other == 0) & (counts > 0))
+            if empty.size:  # rendered to nothing: the key's words (`rendered or words`)
+                for i in empty.tolist():
+                    shingled[i] = forms[i][0]
+                buf, starts, lengths, other = _words_of(shingled)
+            counts = other
+        sigs[full] = _signatures(_hash_words(buf, starts, lengths), counts[full], shingle_size)
     return [
-        Sketch(record_id(key), sigs[i]) if w else Sketch(_empty_id(t), EMPTY_SIG)
-        for i, (t, w, key) in enumerate(zip(texts, word_lists, keys, strict=True))
+        Sketch(record_id(key.decode("utf-8")), sigs[i]) if key else Sketch(_empty_id(t), EMPTY_SIG)
+        for i, (t, key) in enumerate(zip(texts, keys, strict=True))
     ]
+
+
+def _signatures(h: np.ndarray, lens: np.ndarray, shingle_size: int) -> np.ndarray:
+    """uint16[len(lens), NUM_PERM]: the signatures of records of ``lens`` (all > 0) words whose
+    word hashes ``h`` holds one record after another."""
+    size = max(1, min(shingle_size, int(lens.max())))
+    prefixes = _shingle_prefixes(h, size)
+    # Each record's shingles, gathered from the flat prefixes: a record of L words has
+    # L - s + 1 shingles of s = min(size, L) words, the first at its first word.
+    sizes = np.minimum(lens, size)
+    shingle_counts = lens - sizes + 1
+    firsts = np.concatenate(([0], np.cumsum(lens)[:-1]))
+    ends = np.cumsum(shingle_counts)
+    pos = np.repeat(firsts - (ends - shingle_counts), shingle_counts) + np.arange(int(ends[-1]))
+    shingles = np.empty(pos.size, dtype=np.uint64)
+    kind = np.repeat(sizes, shingle_counts)
+    for s in range(1, size + 1):
+        pick = kind == s
+        if pick.any():
+            shingles[pick] = prefixes[s - 1][pos[pick]]
+    return _digests(shingles, np.concatenate(([0], ends)).astype(np.uint64))
 
 
 def bucket_members(sigs: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

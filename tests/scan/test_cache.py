@@ -115,9 +115,10 @@ def test_a_cache_of_another_word_hash_is_not_reused(tmp_path, monkeypatch):
     from curate.scan.run import scan
     from validation import sketch
 
-    def crc32_words(joined: str, count: int) -> np.ndarray:
-        words = joined.split(" ") if count else []
-        return np.array([zlib.crc32(w.encode("utf-8")) for w in words], dtype=np.uint64)
+    def crc32_words(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        data = buf.tobytes()
+        words = [data[s : s + n] for s, n in zip(starts.tolist(), lengths.tolist(), strict=True)]
+        return np.array([zlib.crc32(w) for w in words], dtype=np.uint64)
 
     def scanned(cache_dir, warn=print):  # type: ignore[no-untyped-def]
         with engines.make(engines.DEFAULT, 1) as engine:
@@ -128,7 +129,7 @@ def test_a_cache_of_another_word_hash_is_not_reused(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     assert sketch.SKETCH_VERSION.endswith("/rendered-math/lanes64")
     with monkeypatch.context() as before:
-        before.setattr(sketch, "word_hashes", crc32_words)
+        before.setattr(sketch, "_hash_words", crc32_words)
         before.setattr(curate.scan.cache, "SKETCH_VERSION", sketch.SKETCH_VERSION[:-8])
         curate.scan.cache._fingerprint.cache_clear()
         old = scanned(cache)

@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 from curate.transform.clean import _collapse_whitespace, clean_text
-from validation import normalize, residue
+from validation import language, normalize, residue
 from validation.language import looks_english
 
 
@@ -123,6 +123,38 @@ def test_looks_english_is_the_word_loop() -> None:
             assert looks_english(variant) == _looks_english_by_regex(variant), variant[:80]
     assert looks_english("THE OF AND TO " * 6)
     assert not looks_english("the" * 30)  # one word, not 30
+
+
+def test_the_batch_pre_check_is_the_word_loop() -> None:
+    # Every text at once and in small batches: texts of fewer than 20 words, non-ASCII letters
+    # around the 0.97 share, words of exactly 8 letters and longer, and a function word glued
+    # to the next ("thethe") all answer as the loop does.
+    odd = [
+        "The İstanbul model of the x\ud800y and ﬂexible naïve " * 4,
+        "THE OF AND TO " * 6, "the" * 30, "between however throughs " * 10,
+        "thethe ofof and " * 10, ("the of and to é " * 8) + "word " * 20,
+    ]  # fmt: skip
+    texts = [t for text in TEXTS + odd for t in (text, normalize.plain_text(text))]
+    expected = [_looks_english_by_regex(t) for t in texts]
+    assert language.looks_english_many(texts) == expected
+    assert [
+        x for i in range(0, len(texts), 7) for x in language.looks_english_many(texts[i : i + 7])
+    ] == expected
+    assert language.looks_english_many([]) == []
+
+
+def test_a_language_batch_gives_body_language_s_own_answers() -> None:
+    texts = [*TEXTS, "Эта статья описывает новый метод анализа данных и его свойства." * 3]
+    for min_words in (0, 3, 20):
+        language.body_language.cache_clear()
+        alone = [language.body_language(t, min_words) for t in texts]
+        language.body_language.cache_clear()
+        with language.LanguageBatch(texts, min_words):
+            together = [language.body_language(t, min_words) for t in texts]
+        assert together == alone
+    for text in TEXTS:
+        plain = normalize.plain_text(text)
+        assert normalize.plain_text_and_words(text) == (plain, normalize.word_total(plain))
 
 
 @pytest.mark.parametrize(

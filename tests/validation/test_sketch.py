@@ -72,6 +72,41 @@ def test_the_batch_and_single_paths_give_the_same_sketches(size, monkeypatch):
     assert sketch.sketch_many([], size) == []
 
 
+def _real_texts() -> list[str]:
+    texts = []
+    for name in ("math_sample", "residue_labelled", "record_checks_labelled", "zh_abstracts"):
+        for line in (ROOT / "tests" / "data" / f"{name}.jsonl").read_text("utf-8").splitlines():
+            row = json.loads(line)
+            texts.append(row.get("text") or row["abstract"])
+    return texts
+
+
+SPACED = ["", " ", "  a  ", "a\tb", "A  B\u00a0C", "x^{2} ", " $\\alpha$ and $x_1$ "]
+
+
+def test_the_comparison_bytes_are_the_comparison_words_joined():
+    # Real texts with math, markup, accents and CJK, and texts whose words end or begin
+    # with separators: each form's words, split again, are the list path's.
+    for text in _real_texts() + VARIED + SPACED:
+        words, rendered = normalize.comparison_forms(text)
+        key, shown = normalize.comparison_bytes(text)
+        assert key.decode("utf-8").split() == words
+        assert shown.decode("utf-8").split() == rendered
+        assert (shown is key) == (rendered is words)
+        assert b"\0" not in key and b"\0" not in shown
+
+
+def test_the_batch_path_gives_each_real_text_its_own_sketch():
+    # A batch holding several records' math, markup and CJK words, cut apart in one buffer:
+    # every record's id and signature are its single-record sketch.
+    texts = _real_texts() + SPACED
+    many = sketch.sketch_many(texts, 3)
+    for text, got in zip(texts, many, strict=True):
+        one, _ = sketch.sketch(text, 3)
+        assert got.id == one.id, text
+        np.testing.assert_array_equal(got.sig, one.sig)
+
+
 def test_a_signature_depends_on_the_shingle_set_only():
     rng = np.random.default_rng(7)
     shingles = np.unique(rng.integers(0, 2**63, 10_000, dtype=np.uint64))
