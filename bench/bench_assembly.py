@@ -1,6 +1,7 @@
 """Assembly's tasks alone: the CPU of each row, and the peak memory of each task.
 
     uv run python bench/bench_assembly.py --records 100000 [--seed 0] [--one-file] [--reuse]
+    uv run python bench/bench_assembly.py --records 100000 --reuse --spool 10
 
 A generated corpus (bench/generate.py, every finding code demoted to a warning as in
 bench_scale.py) is built once, on the local engine, in a child process that keeps every
@@ -10,6 +11,9 @@ and the same child's peak with what a worker has loaded by then and nothing run,
 difference is what the task itself held (the CPU is the task's alone). ``--one-file`` builds
 the same records as one JSON Lines file: the case of a large file, whose survivors are the
 rows of few tasks.
+
+``--spool FILES`` times the per-file half instead: the spool writes (cleaning and the rows) of
+that many files' records, parsed and checked first, CPU of the best of three.
 
 To measure another revision, run this script with that revision's tree first on ``PYTHONPATH``
 (``PYTHONPATH=/path/to/tree uv run python bench/bench_assembly.py …``): the build, the tasks kept
@@ -100,6 +104,37 @@ def run_task(path: Path, idle: bool) -> None:
     print(json.dumps({"rows": rows, "cpu": time.process_time() - started}))
 
 
+def spool_writes(corpus: Path, files: int, rounds: int) -> None:
+    """The child that times a build's per-file rows alone: the spool writes of some files'
+    records (cleaning and rows, what the scan's ``clean + rows`` stage times), once they are
+    parsed and checked; the CPU of the best of ``rounds``."""
+    import tempfile
+
+    from curate.ingest import formats
+    from curate.transform.rows import Cleaning, Spool
+    from validation.config import Config
+    from validation.runner import check_file
+
+    config = Config()
+    checked = []
+    for path in sorted(corpus.glob("*.txt"))[:files]:
+        for part in formats.parts("text", path, config):
+            checked.append((part, check_file(part, config, None, index=0, first=0)[1]))
+    best = float("inf")
+    with tempfile.TemporaryDirectory(dir=OUT) as folder:
+        Spool(Path(folder) / "warm.arrow", config, Cleaning()).write(
+            checked[0][0].path, checked[0][0].records[:1], checked[0][1][:1]
+        )  # pyarrow's first conversion loads pandas: the worker's, not a record's
+        for k in range(rounds):
+            started = time.process_time()
+            for i, (part, results) in enumerate(checked):
+                spool = Spool(Path(folder) / f"{k}-{i}.arrow", config, Cleaning())
+                spool.write(part.path, part.records, results)
+                spool.close()
+            best = min(best, time.process_time() - started)
+    print(json.dumps({"rows": sum(len(p.records) for p, _ in checked), "cpu": best}))
+
+
 def child(argv: list[str]) -> dict:
     """Run this script as a child: what it prints, with its CPU and peak RSS (KiB)."""
     proc = subprocess.Popen([sys.executable, __file__, *argv], stdout=subprocess.PIPE)
@@ -113,8 +148,10 @@ def child(argv: list[str]) -> dict:
 
 
 def main() -> None:
-    if len(sys.argv) > 1 and sys.argv[1] in ("--keep", "--task", "--idle"):
-        if sys.argv[1] == "--keep":
+    if len(sys.argv) > 1 and sys.argv[1] in ("--keep", "--task", "--idle", "--spooling"):
+        if sys.argv[1] == "--spooling":
+            spool_writes(Path(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]))
+        elif sys.argv[1] == "--keep":
             keep_tasks(Path(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4]), sys.argv[5] == "1")
         else:
             run_task(Path(sys.argv[2]), idle=sys.argv[1] == "--idle")
@@ -124,10 +161,20 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--one-file", action="store_true", help="the records as one JSONL file")
     parser.add_argument("--reuse", action="store_true", help="reuse a corpus already generated")
+    parser.add_argument(
+        "--spool", type=int, default=0, metavar="FILES",
+        help="instead: the spool writes alone (cleaning and rows) of this many files' records",
+    )  # fmt: skip
     args = parser.parse_args()
     corpus = OUT / f"assembly-{args.records}-s{args.seed}"
     if not (args.reuse and (corpus / "meta.json").exists()):
         generate_corpus(corpus, args.records, args.seed, ["--preset", "warnings-only"])
+    if args.spool:
+        done = child(["--spooling", str(corpus), str(args.spool), "3"])
+        print(f"{machine()}; spool writes of {done['rows']:,} records, best of 3: "
+              f"{done['cpu']:.2f} s CPU, {done['cpu'] / done['rows'] * 1e6:.1f} µs a record; "
+              f"load {os.getloadavg()[0]:.1f}")  # fmt: skip
+        return
     source = corpus
     if args.one_file:
         from bench_formats import to_jsonl
