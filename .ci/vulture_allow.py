@@ -10,6 +10,7 @@ from curate.ingest.formats.jsonl import JsonLines
 from curate.ingest.formats.text import TextDrops
 from curate.project.toolkit import _Links
 from curate.release.diff import Diff
+from curate.storage import _Raw
 from curate.transform.clean import CleanResult
 from validation import residue, schema, texsymbols_pylatexenc
 
@@ -25,6 +26,7 @@ USED = (
     Parquet,
     Arrow,
     Hashed.readable,  # io.RawIOBase's protocol: BufferedReader asks it
+    _Raw.seekable,  # io.RawIOBase's protocol: BufferedReader.seek asks it
     Diff.data_changed,  # part of the comparison's public answer (tests read it)
     CleanResult.fixed_mojibake,  # part of the cleaner's public answer (tests read it)
     residue.has_any,  # the residue module's API: any kind at all (tests use it)

@@ -9,6 +9,13 @@ class UsageError(Exception):
     """A command-line mistake (for example a path that does not exist): exit 2, one line."""
 
 
+class StorageError(UsageError, OSError):
+    """Storage that cannot be reached or listed at all (no such bucket, access denied, wrong
+    credentials): one line, exit 2, since the URI or the credentials given are wrong. An
+    ``OSError`` too, so that a reader that meets it on one object makes it a finding at that
+    file, as it does a local file it cannot read."""
+
+
 class WorkerDied(RuntimeError):
     """A worker of the engine died mid-task (the out-of-memory killer, a lost node): exit 3,
     one line; nothing was written."""

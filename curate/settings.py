@@ -25,6 +25,7 @@ from typing import Any
 
 from curate.engine import DEFAULT as DEFAULT_ENGINE
 from curate.engine import ENGINES
+from curate.ingest.formats import SPLIT_BYTES
 from validation import config as checks_config
 from validation.config import Config, ConfigError
 from validation.findings import did_you_mean
@@ -71,11 +72,16 @@ class Settings:
     # Also write rejected.parquet beside the release: every dropped row with its reasons (kept
     # locally, listed under the manifest's local_files, never uploaded).
     rejected: bool = False
-    # How the table is written: shards of this many rows (0: one file per split), and held-out
-    # splits by a hash of the id, e.g. {train = 0.98, validation = 0.02} (empty: all train).
+    # How the table is written: shards of this many rows (0: 100,000, `curate.dataset.layout`,
+    # so that a large table is never one file, and one below it is one file named as it always
+    # was), and held-out splits by a hash of the id, e.g. {train = 0.98, validation = 0.02}
+    # (empty: all train).
     shard_size: int = 0
     splits: dict[str, float] = field(default_factory=dict)
     engine: str = DEFAULT_ENGINE  # where the tasks run (`curate.engine.ENGINES`)
+    # The most a part of a large JSON Lines, CSV, Parquet or Arrow file holds, in bytes: such a
+    # file is read in parts, a task each (0: a task per file), with the same results.
+    split_bytes: int = SPLIT_BYTES
     # What the records are, in the table and the prose: the text column's name (its raw text
     # is NAME_raw) and the noun, singular and plural, the card and the report call them by.
     text_column: str = "abstract"
@@ -106,7 +112,7 @@ OWN = tuple(f.name for f in fields(Settings) if f.name != "checks")
 # Settings of a run, not of the dataset: a build's bytes are the same whatever they say (the
 # sources' names are relative to their folder), so the manifest does not list them (`curate
 # config` does).
-RUN = ("engine", "sources", "max_findings_listed")
+RUN = ("engine", "split_bytes", "sources", "max_findings_listed")
 # The order of the settings in the manifest and in `curate config`: as they have always been
 # listed, the checks' and the build's interleaved (a manifest's bytes depend on it).
 ORDER = (

@@ -90,10 +90,17 @@ ADDITIONS: dict[str, str] = {
 }
 
 
+# Citations and cross-references are no symbols: they take an argument, and pylatexenc's
+# "text" for them is a placeholder of its own (``<cit.>``, ``<ref>``), which a formula that holds
+# one (``$x \\cite{a}$``) wrote into the row. Inside math they are unknown macros: kept as typed.
+NOT_SYMBOLS = frozenset(("Cref", "autoref", "cite", "citep", "citet", "cref", "eqref", "ref"))
+
+
 @lru_cache(maxsize=1)
 def symbols() -> dict[str, str]:
     """Macro name (without the backslash) → the text it stands for; macros without arguments."""
     from validation import texpackages
     from validation.texsymbols_pylatexenc import PYLATEXENC
 
-    return {**PYLATEXENC, **OVERRIDES, **ADDITIONS, **texpackages.symbols()}
+    table = {**PYLATEXENC, **OVERRIDES, **ADDITIONS, **texpackages.symbols()}
+    return {name: text for name, text in table.items() if name not in NOT_SYMBOLS}

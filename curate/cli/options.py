@@ -206,9 +206,13 @@ def sources(args: argparse.Namespace) -> list[str]:
     """The PATHs given, else the configured source folders (``sources``) in the project."""
     if args.paths:
         return list(args.paths)
+    from curate import storage
+
     found = loaded(args)
-    paths = [in_project(args, name) for name in found.settings.sources]
-    missing = [p for p in paths if not (Path(p).exists() or Path(p).is_symlink())]
+    # A URI (s3://, gs://, hf://) is where it says, not a folder of the project.
+    paths = [name if "://" in name else in_project(args, name) for name in found.settings.sources]
+    local = [p for p in paths if not (storage.is_uri(p) or p.startswith("hf://"))]
+    missing = [p for p in local if not (Path(p).exists() or Path(p).is_symlink())]
     if missing and found.path is None:
         raise UsageError(
             f"no configuration found (no curate.toml, nor a pyproject.toml with [tool.curate], "

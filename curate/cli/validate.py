@@ -90,7 +90,8 @@ def run(args: argparse.Namespace) -> int:
     from validation.render import relative_to, render_github_summary, render_json
 
     config = options.checks(args)
-    cap = options.settings(args).max_findings_listed
+    own = options.settings(args)
+    cap = own.max_findings_listed
     for option, given in (("--output", args.output), ("--json", args.json)):
         if given:
             _check_output(option, given)
@@ -110,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
             cache_dir=options.cache_dir(args),
             progress=out.files(paths, config.exclude),
             warn=out.warn,
+            split_bytes=own.split_bytes,
         )
         report = addressed(run)
     finally:

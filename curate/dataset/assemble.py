@@ -6,9 +6,13 @@ taken from it and given their flags and provenance. The table is ordered by id, 
 arrive in file order, so this is done a few files at a time, or a part of a large file (tasks,
 on the engine, of a bounded number of rows, held as Arrow columns), each task's rows grouped by
 the first hex digit of the id (16 buckets; two digits, 256, for a large table) in one file on
-disk; then each bucket is read from every task's file, sorted and handed to the table writer in
-turn. Memory is bounded by one bucket in the main process and by a task's rows in a task, not by
-the corpus, and the output is the same bytes whatever runs the tasks.
+disk, which counts the rows of each bucket and split. The table's files
+(:mod:`curate.dataset.layout`: each split's rows in id order, cut every ``shard_size`` rows)
+are planned from those counts alone, and each is written by a task of its own (on the engine
+too): it reads its buckets from every task's file, sorts them and hands its rows to the table
+writer. The driver combines what the tasks say of their files (rows, bytes, SHA-256, figures,
+the rows' digests for the fingerprint) and reads no row. Memory is bounded by one bucket, or
+by a task's rows, not by the corpus, and the output is the same bytes whatever runs the tasks.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -32,9 +36,11 @@ import pyarrow.compute as pc
 import pyarrow.ipc as ipc
 
 import validation.checks  # noqa: F401  (registers `math-kept`, which the rows report)
+from curate.dataset.layout import Layout, Piece, Shard, split_of
+from curate.dataset.layout import plan as plan_shards
 from curate.dataset.manifest import row_digests
 from curate.dataset.table import SOURCE_ID, TEXT, Contract, check_table
-from curate.dataset.writers import DataFile, TableWriter
+from curate.dataset.writers import DataFile, open_writer, suffix
 from curate.dedupe.plan import Plan
 from curate.dedupe.policy import RowPolicy
 from curate.dedupe.provenance import FileTodo, todo_by_file
@@ -61,7 +67,8 @@ PLACES_TYPE = pa.list_(
     pa.struct([("file", pa.string()), ("line", pa.int32()), ("row", pa.int32())])
 )
 POSITIONS_SCHEMA = pa.schema([("id", pa.string()), ("sources", PLACES_TYPE)])
-BUCKET_SPANS = b"curate.buckets"  # a task file's metadata: bucket -> [first batch, batches]
+# A task file's metadata: bucket -> [first batch, batches, [rows of each split]].
+BUCKET_SPANS = b"curate.buckets"
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
 TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and task files)
@@ -131,6 +138,9 @@ class AssemblyTask:
     # The columns' names as published, when the text columns have names of their own: the
     # row digests (and so the fingerprint) are over the table as a reader of the release sees it.
     published: tuple[str, ...] | None = None
+    # The table's splits and their shares (the layout's): the file counts each bucket's rows
+    # of each split, from which the shards are planned.
+    splits: tuple[tuple[str, float], ...] = (("train", 1.0),)
     memory: int = 0  # the bytes it holds at its peak (`task_memory`), for an engine to reserve
 
 
@@ -178,13 +188,16 @@ def rows_of_files(task: AssemblyTask) -> tuple[list[Finding], Counter[str]]:
     )
     held = [rows.append_column(DIGEST, digests).append_column(PLACES, places)]
     del rows, named, places, digests  # the task's rows are `held`'s alone, to be let go of
-    _write_task_file(held, task.buckets, task.out)
+    _write_task_file(held, task.buckets, dict(task.splits), task.out)
     return kept, macros
 
 
-def _write_task_file(held: list[pa.Table], buckets: list[str], out: str) -> None:
+def _write_task_file(
+    held: list[pa.Table], buckets: list[str], splits: dict[str, float], out: str
+) -> None:
     """A task's rows (the one table in ``held``, taken from it), grouped by bucket, into one
-    file, and the record batch of each bucket named in the file's metadata. Grouped with one
+    file, and the record batch of each bucket and its rows of each split named in the file's
+    metadata. Grouped with one
     stable sort and cut into runs, rather than filtered once per bucket: 256 passes over every
     task's rows cost more than making them, and a file per bucket and task made 32,768 files at
     256 buckets. A bucket's rows are taken and written in turn, so that beside the task's rows
@@ -193,6 +206,7 @@ def _write_task_file(held: list[pa.Table], buckets: list[str], out: str) -> None
     first = pc.utf8_slice_codeunits(table.column("id"), 0, len(buckets[0])).combine_chunks()
     order = pc.sort_indices(first)
     runs = pc.run_end_encode(first.take(order))  # one array: a bucket is one run
+    ends = runs.run_ends.to_pylist()
     schema = table.schema
     columns = []
     for name in schema.names:  # one chunk a column (a take from chunks joins them, each time)
@@ -200,10 +214,16 @@ def _write_task_file(held: list[pa.Table], buckets: list[str], out: str) -> None
         table = table.drop_columns([name])  # the chunks let go of as their copy is made
     table = pa.Table.from_arrays(columns, schema=schema)
     del columns
-    spans = {bucket: [i, 1] for i, bucket in enumerate(runs.values.to_pylist())}  # a batch each
+    split = split_of(table.column("id").take(order), splits)
+    spans: dict[str, list[Any]] = {}
+    start = 0
+    for i, (bucket, end) in enumerate(zip(runs.values.to_pylist(), ends, strict=True)):
+        rows = np.bincount(split[start:end], minlength=len(splits)).tolist()
+        spans[bucket] = [i, 1, rows]  # one batch a bucket
+        start = end
     with ipc.new_file(out, schema.with_metadata({BUCKET_SPANS: json.dumps(spans)})) as writer:
         start = 0
-        for end in runs.run_ends.to_pylist():
+        for end in ends:
             writer.write_batch(table.take(order[start:end]).to_batches()[0])
             start = end
 
@@ -324,7 +344,7 @@ def assemble(
     policy: RowPolicy,
     config: Config,
     math: str,
-    writer: Callable[[], TableWriter],
+    layout: Layout,
     *,
     scratch: Path,
     engine: Engine = SERIAL,
@@ -333,13 +353,13 @@ def assemble(
     positions: Path | None = None,
     published: list[str] | None = None,
 ) -> Assembled:
-    """Hand the table writer (``writer()`` opens it, once the tasks are done) the table of the
-    survivors in ``plan``, ordered by id, without the rows ``policy`` drops and with the flags
-    it gives; their rows are taken from the ``spools`` the scan made, and the tasks' files go
-    to a folder in ``scratch``. ``contract`` is the table's (its columns, and its rows');
-    ``published``, the columns' names as published, if the text columns have names of their
-    own. ``positions``, if given, gets each row's id and the line and row of each of its
-    sources, in the table's order."""
+    """Write the table of the survivors in ``plan`` as ``layout`` says, each split in shards of
+    consecutive ids, without the rows ``policy`` drops and with the flags it gives; their rows
+    are taken from the ``spools`` the scan made, and the tasks' files go to a folder in
+    ``scratch``. ``contract`` is the table's (its columns, and its rows'); ``published``, the
+    columns' names as published, if the text columns have names of their own. ``positions``,
+    if given, gets each row's id and the line and row of each of its sources, in the table's
+    order."""
     total = int(plan.survivors.size)
     started = time.perf_counter()
     kept: list[Finding] = []
@@ -351,8 +371,9 @@ def assemble(
             out = (tmp / f"{tag}.arrow").as_posix()
             named = tuple(published) if published is not None else None
             return AssemblyTask(
-                parts, config, math, out, buckets, contract, named, task_memory(parts)
-            )
+                parts, config, math, out, buckets, contract, named, layout.splits,
+                task_memory(parts),
+            )  # fmt: skip
 
         tasks = _tasks(files, names, spools, plan, policy, make, contract.tabular)
         runner = engine if total >= PARALLEL_MIN_RECORDS else SERIAL
@@ -367,7 +388,9 @@ def assemble(
                 say(f"assembled {done + 1} tasks of rows")
         say(f"assembled {count(total, 'row')}")
         cleaned = time.perf_counter()
-        result = _write_buckets(tmp, writer, buckets, contract.schema, positions, published)
+        places = positions is not None
+        shards = shard_tasks(tmp, buckets, layout, contract.schema, places, published)
+        result = _write_shards(shards, runner, positions, say)
         result.math_kept = kept
         result.kept_macros = macros
         result.timings = {
@@ -377,77 +400,221 @@ def assemble(
         return result
 
 
-def _write_buckets(
+@dataclass(frozen=True)
+class ShardTask:
+    """One file of the table to write: its shard, and the task files that hold its buckets
+    (each with the spans of those buckets)."""
+
+    shard: Shard
+    inputs: list[tuple[str, dict[str, list[Any]]]]
+    layout: Layout
+    split: int  # the shard's split, by its index in the layout's
+    schema: pa.Schema  # the table's, before the columns take their published names
+    names: tuple[str, ...] | None
+    positions: str | None  # where the shard's rows' places go, if wanted
+
+
+@dataclass
+class ShardDone:
+    """What a shard's task wrote: the file, its rows' digests (in order, for the fingerprint)
+    and the figures the card and the report need, as if the shard were the table."""
+
+    file: DataFile
+    digests: bytes
+    stats: Assembled
+
+
+def shard_tasks(
     tmp: Path,
-    open_writer: Callable[[], TableWriter],
     buckets: list[str],
+    layout: Layout,
     schema: pa.Schema,
-    positions: Path | None,
-    names: list[str] | None = None,
+    places: bool,
+    names: list[str] | None,
+) -> list[ShardTask]:
+    """The tasks that write the table, a shard each, planned from the rows each task file holds
+    of each bucket and split (its metadata): the driver reads no row."""
+    sources: list[tuple[str, dict[str, list[Any]]]] = []
+    counts: dict[str, list[int]] = {}
+    for path in sorted(tmp.glob("*.arrow")):
+        with pa.OSFile(str(path)) as f:
+            spans = json.loads(ipc.open_file(f).schema.metadata[BUCKET_SPANS])
+        sources.append((path.as_posix(), spans))
+        for bucket, (_, _, rows) in spans.items():
+            have = counts.setdefault(bucket, [0] * len(rows))
+            counts[bucket] = [a + b for a, b in zip(have, rows, strict=True)]
+    splits = [name for name, _ in layout.splits]
+    out = []
+    for k, shard in enumerate(plan_shards(counts, buckets, splits, layout.shard_rows)):
+        wanted = {b for b, _, _ in shard.pieces}
+        mine = [(p, {b: s for b, s in spans.items() if b in wanted}) for p, spans in sources]
+        # named by the shard's number: an empty split's file begins where the next split does
+        where = (tmp / f"places-{k:07d}.parquet").as_posix() if places else None
+        named = tuple(names) if names is not None else None
+        mine = [(p, spans) for p, spans in mine if spans]
+        out.append(ShardTask(shard, mine, layout, splits.index(shard.split), schema, named, where))
+    return out
+
+
+def _write_shards(
+    tasks: list[ShardTask], runner: Engine, positions: Path | None, say: Say
 ) -> Assembled:
-    """Hand the writer the buckets in id order; each bucket is read from every task's file and
-    sorted, and given a batch at a time, so memory holds about one bucket and one batch."""
+    """The shards written by their tasks, in order; the table's figures and fingerprint combined
+    from what each task says of its shard (no file is read again), and the rows' places joined
+    into ``positions``."""
     import pyarrow.parquet as pq
 
     result = Assembled()
     digest = hashlib.sha256()
-    writer = open_writer()
-    with contextlib.ExitStack() as stack:
-        places = (
-            stack.enter_context(pq.ParquetWriter(positions, POSITIONS_SCHEMA, compression="zstd"))
-            if positions is not None
-            else None
-        )
-        stack.callback(lambda: writer.abort() if not result.files else None)
-        # Every task file stays open, read (not mapped: pages of a map count as memory while it
-        # is open) a bucket's batches at a time, in the order of the tasks.
-        tasks = []
-        for path in sorted(tmp.glob("*.arrow")):
-            reader = ipc.open_file(stack.enter_context(pa.OSFile(str(path))))
-            tasks.append((reader, json.loads(reader.schema.metadata[BUCKET_SPANS])))
-        for bucket in buckets:
-            parts = [
-                reader.get_batch(i)
-                for reader, spans in tasks
-                if bucket in spans
-                for i in range(spans[bucket][0], spans[bucket][0] + spans[bucket][1])
-            ]
-            if not parts:
-                continue
-            table = pa.Table.from_batches(parts).replace_schema_metadata(None)
-            order = pc.sort_indices(table, [("id", "ascending")])
-            ids = table.column("id").take(order)
-            if len(ids) > 1 and pc.any(pc.equal(ids[1:], ids[:-1])).as_py():
-                # The table's contract checks ids per task; this is the check across them.
-                raise ValueError(f"duplicate id in bucket {bucket}: the dedupe plan is broken")
-            for start in range(0, table.num_rows, BATCH_ROWS):
-                chunk = table.take(order[start : start + BATCH_ROWS])
-                for d in chunk.column(DIGEST).to_pylist():
-                    digest.update(d.encode())
-                if places is not None:
-                    places.write_table(
-                        pa.table([chunk.column("id"), chunk.column(PLACES)], POSITIONS_SCHEMA)
-                    )
-                chunk = chunk.drop_columns([DIGEST, PLACES]).cast(schema)
-                _collect_stats(result, chunk)
-                if names is not None and names != chunk.schema.names:
-                    chunk = chunk.rename_columns(names)
-                writer.write(chunk)
-            del table, order, ids
-            # Arrow's allocator keeps what a bucket took and the next does not reuse all of it.
-            pa.default_memory_pool().release_unused()
-        result.files = writer.close()
+    for k, done in enumerate(runner.map(write_shard, tasks, ahead=2 * runner.workers)):
+        digest.update(done.digests)
+        _combine(result, done.stats)
+        result.files.append(done.file)
+        if runner is not SERIAL and (k + 1) % 20 == 0:
+            say(f"wrote {k + 1} of the table's {count(len(tasks), 'file')}")
     result.fingerprint = digest.hexdigest()
+    if positions is not None:
+        with pq.ParquetWriter(positions, POSITIONS_SCHEMA, compression="zstd") as places:
+            for task in tasks:
+                assert task.positions is not None
+                part = pq.ParquetFile(task.positions)
+                for i in range(part.num_row_groups):
+                    places.write_table(part.read_row_group(i))
+                part.close()
+                Path(task.positions).unlink()
     return result
 
 
-def _collect_stats(result: Assembled, table: pa.Table) -> None:
+def _combine(result: Assembled, part: Assembled) -> None:
+    """Add a shard's figures to the table's (the shards come in the table's order)."""
+    result.rows += part.rows
+    result.num_bytes += part.num_bytes
+    result.word_counts += part.word_counts
+    result.changed += part.changed
+    result.markup.update(part.markup)
+    result.has_math += part.has_math
+    result.flagged += part.flagged
+    result.flags.update(part.flags)
+    result.languages |= part.languages
+    result.venues |= part.venues
+
+
+def write_shard(task: ShardTask) -> ShardDone:
+    """The task: one shard's rows, each bucket it holds read from every task file, sorted by id
+    and cut to the shard's part of it, handed to the writer a batch at a time (memory holds
+    about one bucket and one batch); returns what it wrote, with the rows' digests and figures."""
+    import pyarrow.parquet as pq
+
+    shard, layout = task.shard, task.layout
+    stats = Assembled()
+    digests: list[bytes] = []
+    path = shard.path(suffix(layout.writer))
+    writer = open_writer(
+        layout.writer, Path(layout.folder), path, split=shard.split, schema=layout.schema
+    )
+    try:
+        with contextlib.ExitStack() as stack:
+            places = None
+            if task.positions is not None:
+                places = pq.ParquetWriter(task.positions, POSITIONS_SCHEMA, compression="zstd")
+                stack.enter_context(places)
+            # Each task file read (not mapped: pages of a map count as memory while it is
+            # open) a bucket's batches at a time.
+            readers = [
+                (ipc.open_file(stack.enter_context(pa.OSFile(source))), spans)
+                for source, spans in task.inputs
+            ]
+            for piece in shard.pieces:
+                for batch, holds, keep in _batches(readers, piece, layout, task.split):
+                    # Cast, then cut, as the table was always cut: the size in memory of a
+                    # cut (the card's num_bytes) depends on where the rows it views begin.
+                    table = batch.drop_columns([DIGEST, PLACES]).cast(task.schema)
+                    if holds:  # the shard that holds a batch's first row counts it
+                        stats.num_bytes += table.nbytes
+                        if places is not None:
+                            ids, where = batch.column("id"), batch.column(PLACES)
+                            places.write_table(pa.table([ids, where], POSITIONS_SCHEMA))
+                    if keep is None:
+                        continue
+                    mask, lo, n = keep
+                    digest = batch.column(DIGEST)
+                    if mask is not None:
+                        table, digest = table.filter(mask), digest.filter(mask)
+                    table = table.slice(lo, n)
+                    digests.append(_joined(digest.slice(lo, n)))
+                    _collect_stats(stats, table, shard.first_row)
+                    if task.names is not None and list(task.names) != table.schema.names:
+                        table = table.rename_columns(list(task.names))
+                    writer.write(table)
+                # Arrow's allocator keeps what a bucket took and the next does not reuse all.
+                pa.default_memory_pool().release_unused()
+    except BaseException:
+        writer.abort()
+        raise
+    return ShardDone(writer.close(), b"".join(digests), stats)
+
+
+def _batches(
+    readers: list[tuple[ipc.RecordBatchFileReader, dict[str, list[Any]]]],
+    piece: Piece,
+    layout: Layout,
+    split: int,
+) -> Iterator[tuple[pa.Table, bool, tuple[pa.Array | None, int, int] | None]]:
+    """One bucket's rows, from every task file, in id order, in the batches of
+    :data:`BATCH_ROWS` (of every split) that hold the shard's rows; with each batch, whether
+    the shard holds its first row, and where the shard's rows of it are (the mask of the
+    shard's split, then where in its rows the shard's begin and how many). Every shard cuts
+    the bucket into the same batches, so what is counted a batch at a time (the size in
+    memory, the rows' places) is the same whatever the shards."""
+    bucket, skip, take = piece
+    parts = [
+        reader.get_batch(i)
+        for reader, spans in readers
+        if bucket in spans
+        for i in range(spans[bucket][0], spans[bucket][0] + spans[bucket][1])
+    ]
+    table = pa.Table.from_batches(parts).replace_schema_metadata(None)
+    order = pc.sort_indices(table, [("id", "ascending")])
+    ids = table.column("id").take(order)
+    if len(ids) > 1 and pc.any(pc.equal(ids[1:], ids[:-1])).as_py():
+        # The table's contract checks ids per task; this is the check across them.
+        raise ValueError(f"duplicate id in bucket {bucket}: the dedupe plan is broken")
+    which = split_of(ids, layout.shares)
+    seen = np.zeros(len(layout.splits), dtype=np.int64)  # rows of each split before the batch
+    for start in range(0, table.num_rows, BATCH_ROWS):
+        if seen[split] >= skip + take:
+            return
+        here = which[start : start + BATCH_ROWS]
+        ends = seen + np.bincount(here, minlength=len(seen))
+        lo, hi = max(int(seen[split]), skip), min(int(ends[split]), skip + take)
+        holds = int(here[0]) == split and skip <= seen[split] < skip + take
+        if holds or lo < hi:
+            mask = None if len(seen) == 1 else pa.array(here == split)
+            keep = (mask, lo - int(seen[split]), hi - lo) if lo < hi else None
+            yield table.take(order[start : start + BATCH_ROWS]), holds, keep
+        seen = ends
+
+
+def _joined(digests: pa.ChunkedArray) -> bytes:
+    """The rows' hex digests one after another, as the fingerprint hashes them: the bytes of
+    the string column, taken as they are."""
+    column = digests.combine_chunks()
+    if len(column) == 0:
+        return b""
+    _, offsets, data = column.buffers()  # a string column: its offsets, then its bytes
+    ends = np.frombuffer(offsets, dtype=np.int32, count=column.offset + len(column) + 1)
+    lo, hi = int(ends[column.offset]), int(ends[-1])
+    return data.slice(lo, hi - lo).to_pybytes()
+
+
+def _collect_stats(result: Assembled, table: pa.Table, first_row: int = 0) -> None:
+    """Add a batch's figures; ``first_row`` is the number in the table of the first row the
+    figures count."""
     differs = pc.not_equal(table.column("abstract_raw"), table.column("abstract")).to_numpy(
         zero_copy_only=False
     )
-    result.changed.append(np.flatnonzero(differs) + result.rows)
+    result.changed.append(np.flatnonzero(differs) + first_row + result.rows)
     result.rows += table.num_rows
-    result.num_bytes += table.nbytes
     result.word_counts.append(table.column("word_count").to_numpy())
     result.has_math += int(pc.sum(table.column("has_math")).as_py() or 0)
     flags = table.column("flags").to_pylist()

@@ -34,7 +34,7 @@ from curate.dataset.manifest import (
 )
 from curate.dataset.table import TEXT, Contract
 from curate.dedupe.plan import Plan
-from curate.io import display, sha256_file
+from curate.io import display
 from curate.settings import Settings
 from curate.version import version as toolkit_version
 from validation import residue
@@ -232,7 +232,7 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
     if names != ["train"]:  # held-out splits: each with its own size and rows
         splits = [(n, sum(d.nbytes for d in files if d.split == n),
                    sum(d.rows for d in files if d.split == n)) for n in names]  # fmt: skip
-    shas = {d.path: sha256_file(stage / d.path) for d in files}
+    shas = {d.path: d.sha256 for d in files}  # the writers' own summaries: no file read again
     stats = {
         **_stats(f),
         "version": version,
@@ -245,7 +245,7 @@ def write(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
         languages=sorted(f.table.languages),
         stats=stats,
         num_bytes=f.table.num_bytes,
-        download_size=sum((stage / d.path).stat().st_size for d in files),
+        download_size=sum(d.size for d in files),
         splits=splits,
         contract=f.contract,
     )
@@ -296,7 +296,12 @@ def _manifest(stage: Path, f: Facts, stamp: Stamp) -> dict[str, Any]:
         "rows_flagged": f.table.flagged,
         "duplicates_merged": {"exact": f.plan.exact_merged, "near": f.plan.near_merged},
         "schema": [{"name": c.name, "type": str(c.type)} for c in f.contract.schema],
-        "files": file_inventory(stage, exclude={MANIFEST, STAGING_MARKER}, skip=f.spool),
+        "files": file_inventory(
+            stage,
+            exclude={MANIFEST, STAGING_MARKER},
+            skip=f.spool,
+            known={d.path: {"sha256": d.sha256, "size": d.size} for d in f.table.files},
+        ),
         "sources": f.sources,
         "toolkit": {"curate": stamp.toolkit or toolkit_version()},
         "settings": s.as_dict(),

@@ -19,7 +19,9 @@ from curate.io import sha256_file
 if TYPE_CHECKING:
     import pyarrow as pa
 
-# The files of a release besides its data files (see curate.dataset.writers).
+# The folder of the table's files (see curate.dataset.layout), and the files of a release
+# besides them.
+DATA = "data/"
 MANIFEST = "manifest.json"
 CARD = "README.md"
 CROISSANT = "croissant.json"
@@ -141,15 +143,22 @@ def fingerprint_of(digests: Iterable[str]) -> str:
 
 
 def file_inventory(
-    folder: Path, exclude: set[str], skip: str | None = None
+    folder: Path,
+    exclude: set[str],
+    skip: str | None = None,
+    known: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Hash and size of every file in ``folder`` but ``exclude`` and what is under ``skip``
-    (a build's working folder, removed before the build is swapped in)."""
+    (a build's working folder, removed before the build is swapped in); those ``known`` (the
+    table's files, which their writers hashed as they finished them) are not read again."""
+    known = known or {}
     out = {}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
         if skip is not None and rel.startswith(skip + "/"):
             continue
-        if rel not in exclude:
+        if rel in known:
+            out[rel] = dict(known[rel])
+        elif rel not in exclude:
             out[rel] = {"sha256": sha256_file(path), "size": path.stat().st_size}
     return out

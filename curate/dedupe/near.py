@@ -22,11 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from curate import storage
 from curate.ingest import formats
 from validation.config import Config
 from validation.corpus import Corpus, NearSearch, near_pairs, search_corpus
@@ -67,7 +67,9 @@ class TextSource:
                 out.update(zip([(fi, ri) for ri in indexes], texts, strict=True))
                 continue
             # Only the records asked for: a 1 GB JSONL file is not read whole for them.
-            texts = formats.texts(self.formats[fi], Path(self.paths[fi]), self.config, indexes)
+            texts = formats.texts(
+                self.formats[fi], storage.local_or_uri(self.paths[fi]), self.config, indexes
+            )
             out.update(((fi, ri), texts[ri]) for ri in indexes)
         return out
 

@@ -31,7 +31,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from curate.errors import WorkerDied
+from curate import storage
+from curate.errors import StorageError, WorkerDied
 
 # What the tasks compute with, and so what the table's bytes depend on: the text cleaning
 # (ftfy, pylatexenc), the language (langdetect), the signatures and near pairs (rensa, numpy)
@@ -86,7 +87,10 @@ def identity() -> dict[str, str]:
 
 def _look(path: str) -> tuple[str, str]:
     """What is at a source root, cheaply (a key, and words for it): a folder's entry names,
-    one level deep, or a file's size and its first byte read. Raises ``OSError``."""
+    one level deep, or a file's size and its first byte read (a prefix in storage: the keys
+    under it, listed as the node's own credentials allow). Raises ``OSError``."""
+    if storage.is_uri(path):
+        return _look_in_storage(storage.Uri(path))
     if os.path.isdir(path):
         names = sorted(os.listdir(path))
         key = hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
@@ -97,7 +101,24 @@ def _look(path: str) -> tuple[str, str]:
     return f"file:{size}", f"a file of {size:,} bytes"
 
 
+def _look_in_storage(uri: storage.Uri) -> tuple[str, str]:
+    import pyarrow.fs as pafs
+
+    try:
+        found = uri.fs.get_file_info(pafs.FileSelector(uri.key, allow_not_found=True))
+    except OSError as exc:
+        raise StorageError(f"{uri}: {storage.reason(exc)}") from None
+    names = sorted(info.base_name for info in found)
+    if names:
+        key = hashlib.sha256("\0".join(names).encode("utf-8", "surrogateescape")).hexdigest()
+        return key, f"a prefix of {len(names)} entries"
+    size = uri.stat().st_size
+    return f"file:{size}", f"an object of {size:,} bytes"
+
+
 def _why(exc: OSError) -> str:
+    if isinstance(exc, StorageError):
+        return str(exc).rpartition(": ")[2] if ": " in str(exc) else str(exc)
     return (exc.strerror or type(exc).__name__).lower()
 
 
@@ -151,7 +172,7 @@ def _probe_work(work: str, token: str) -> list[str]:
 def _expected(roots: Iterable[str | Path], work: str | Path | None, token: str) -> Expected:
     looked = []
     for given in roots:
-        path = os.path.abspath(given)
+        path = str(given) if storage.is_uri(given) else os.path.abspath(given)
         try:
             key, description = _look(path)
         except OSError:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from curate import storage
 from curate.errors import UsageError
 from curate.ingest import formats, remote
 from curate.io import display
@@ -30,7 +31,7 @@ class Source:
     ``b/x.txt`` stay distinct.
     """
 
-    path: Path
+    path: Path | storage.Uri  # a Uri for an object in storage (s3://, gs://)
     name: str
     problem: tuple[str, str] | None = None  # (code, message): a finding instead of reading it
     format: str = formats.DEFAULT  # the registered source format that reads it
@@ -39,6 +40,26 @@ class Source:
 def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
     name = rel.rpartition("/")[2]
     return any(fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+def _listed(root: storage.Uri, exclude: tuple[str, ...]) -> list[Source]:
+    """The sources under a prefix in storage, as :func:`_walk` finds them in a folder: the
+    objects a format claims, named relative to the prefix, and not under an excluded folder
+    (a listing is flat: each folder of an object's key is matched as the walk matches it
+    before going in). An object given by its full key is read whatever its name."""
+    found = []
+    objects = list(storage.listing(root))  # first: what is refused is said here, and why
+    if not objects:
+        if not root.is_file():
+            raise UsageError(storage.nothing_at(root))
+        return [Source(root, root.name, format=formats.claim(root.name) or formats.DEFAULT)]
+    for uri, rel, _ in objects:
+        folders = rel.split("/")[:-1]
+        if any(_excluded("/".join(folders[: i + 1]), exclude) for i in range(len(folders))):
+            continue
+        if not _excluded(rel, exclude) and (fmt := formats.claim(uri.name)) is not None:
+            found.append(Source(uri, rel, format=fmt))
+    return found
 
 
 def _walk(root: Path, roots: list[Path], exclude: tuple[str, ...]) -> Iterator[Source]:
@@ -101,7 +122,9 @@ def refuse_missing(paths: Iterable[str | Path]) -> None:
     says anything else (a build's first line is about the release its --out holds)."""
     for p in paths:
         path = Path(p)
-        if not str(p).startswith("hf://") and not (path.exists() or path.is_symlink()):
+        if storage.is_uri(p) or str(p).startswith("hf://"):
+            continue  # discovery says what is missing in storage, after asking it
+        if not (path.exists() or path.is_symlink()):
             raise UsageError(f"no such file or folder: {display(path)}")
 
 
@@ -121,8 +144,15 @@ def discover(
     """
     addresses: dict[Path, str] = {}
     given = []
+    found: dict[str, Source] = {}
     for p in paths:
-        if remote.is_remote(p):
+        if storage.is_uri(p):
+            entries = _listed(storage.Uri(str(p)), exclude)
+            if not entries:
+                raise UsageError(_nothing_in(str(p).rstrip("/"), exclude))
+            for item in entries:
+                found.setdefault(item.path.as_posix(), item)
+        elif remote.is_remote(p):
             if fetch is None:
                 raise UsageError(f"{p}: a Hub dataset is read by validate and build only")
             local = fetch(str(p))
@@ -135,7 +165,6 @@ def discover(
         else:
             given.append(Path(p))
     roots = [p.resolve() for p in given if p.is_dir()]
-    found: dict[str, Source] = {}
     for path in given:
         if path.is_dir():
             # (the download's own bookkeeping, in `.cache`, is no part of a Hub dataset)
@@ -143,9 +172,7 @@ def discover(
             entries = list(_walk(path, roots, skip))
             shown = addresses.get(path, display(path))
             if not entries:
-                also = f" (after --exclude {', '.join(exclude)})" if exclude else ""
-                claimed = ", ".join(formats.patterns())
-                raise UsageError(f"no sources ({claimed}) in {shown}{also}")
+                raise UsageError(_nothing_in(shown, exclude))
             if path in addresses:
                 entries = [replace(e, name=f"{shown}/{e.name}") for e in entries]
             for item in entries:
@@ -161,10 +188,19 @@ def discover(
     names = [f.name for f in items]
     if len(set(names)) != len(names):  # folders given side by side: name them from their parent
         base = os.path.commonpath([str(f.path.absolute().parent) for f in items])
-        items = [replace(f, name=display(os.path.relpath(f.path.absolute(), base))) for f in items]
+        items = [
+            replace(f, name=display(os.path.relpath(str(f.path.absolute()), base))) for f in items
+        ]
     return [replace(f, name=display(f.name)) for f in items]
 
 
-def collect_paths(paths: Iterable[str | Path], exclude: tuple[str, ...] = ()) -> list[Path]:
+def _nothing_in(shown: str, exclude: tuple[str, ...]) -> str:
+    also = f" (after --exclude {', '.join(exclude)})" if exclude else ""
+    return f"no sources ({', '.join(formats.patterns())}) in {shown}{also}"
+
+
+def collect_paths(
+    paths: Iterable[str | Path], exclude: tuple[str, ...] = ()
+) -> list[Path | storage.Uri]:
     """The drop files named by ``paths`` (see :func:`discover`), as paths."""
     return [f.path for f in discover(paths, exclude)]

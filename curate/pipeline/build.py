@@ -24,7 +24,8 @@ import hashlib
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,20 +33,19 @@ from typing import Any
 import numpy as np
 
 from curate import engine as engines
-from curate import release
+from curate import release, storage
 from curate.dataset import describe
 from curate.dataset.assemble import Assembled, assemble
 from curate.dataset.card import template_path as card_template_path
+from curate.dataset.layout import Layout
 from curate.dataset.manifest import MANIFEST, POSITIONS, REJECTED, REPORT_HTML, write_json
 from curate.dataset.table import Contract, TableContractBroken, contract_for
-from curate.dataset.writers import DEFAULT as DEFAULT_WRITER
-from curate.dataset.writers import open_writer
 from curate.dedupe.plan import Plan, plan
 from curate.dedupe.policy import NearPair, RowPolicy, decide_rows, near_pairs
 from curate.ingest.discover import refuse_missing
 from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
-from curate.release import output
+from curate.release import bucket, output
 from curate.report.html import RecordTexts, render_report
 from curate.scan.run import Rows
 from curate.settings import Settings
@@ -67,7 +67,7 @@ class BuildRefused(Exception):
 
 @dataclass
 class BuildResult:
-    out: Path
+    out: Path | storage.Uri
     version: str
     records_in: int
     records_out: int
@@ -87,6 +87,7 @@ class _Request:
     template: Path
     previous: release.Release | None
     held: dict[str, Any] | None = None  # the manifest of the release --out holds
+    mirror: bucket.Mirror | None = None  # --out in storage: the local folder standing for it
 
 
 @dataclass(frozen=True)
@@ -127,14 +128,14 @@ def build(
     ``force`` moves anything else there aside, kept, instead of refusing.
     """
     say = progress or (lambda _msg: None)
-    request = _request(paths, out, settings, version, previous, template, say)
+    request = _request(paths, out, settings, version, previous, template, say, force)
     checked = on_file or (
         (lambda p, n: say(f"checked {p} ({count(n, 'record')})")) if verbose else None
     )
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
     try:
-        with output.claim(request.target, force=force, say=say, on_abort=runner.close) as stage:
+        with _claim(request, force, say, runner.close) as stage:
             # The scan's spool of rows is inside the stage: a failed build removes it with it.
             spool = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()
@@ -170,8 +171,9 @@ def build(
             runner.close()
     say(f"wrote {out}")
     return BuildResult(
-        Path(out), version, run.report.records, table.rows, groups.exact_merged,
-        groups.near_merged, table.fingerprint, report, manifest, diff,
+        storage.Uri(str(out)) if storage.is_uri(out) else Path(out), version,
+        run.report.records, table.rows, groups.exact_merged, groups.near_merged,
+        table.fingerprint, report, manifest, diff,
         request.previous.version if request.previous is not None else None,
         {**run.report.timings, **timings},
     )  # fmt: skip
@@ -185,11 +187,31 @@ def _request(
     previous: release.Release | str | Path | None,
     template: str | Path | None,
     say: Progress,
+    force: bool = False,
 ) -> _Request:
     """Every usage error, before any work: the sources, where the build goes, the version, the
     template."""
     refuse_missing(paths)
-    target = output.output_target(out, [Path(p) for p in paths])
+    mirror = None
+    if storage.is_uri(out):  # the checks below, and the build, on a local copy of the prefix
+        mirror = bucket.mirror(str(out), [str(p) for p in paths], force=force, say=say)
+        out = mirror.folder
+    with bucket.standing_in(mirror, keep=True):
+        return _checked(paths, out, settings, version, previous, template, say, mirror)
+
+
+def _checked(
+    paths: list[str | Path],
+    out: str | Path,
+    settings: Settings,
+    version: str | None,
+    previous: release.Release | str | Path | None,
+    template: str | Path | None,
+    say: Progress,
+    mirror: bucket.Mirror | None,
+) -> _Request:
+    target = output.output_target(out, [Path(p) for p in paths if not storage.is_uri(p)])
+    out = mirror.uri.uri if mirror is not None else out  # as messages and labels name it
     if version is not None:
         release.parse_version(version)
     held = output.release_in(target)
@@ -207,7 +229,21 @@ def _request(
         )
     if previous is not None and version is not None:
         release.decide_version(previous.version, None, version, previous.version)
-    return _Request(target, card_template_path(settings, template), previous, held)
+    return _Request(target, card_template_path(settings, template), previous, held, mirror)
+
+
+@contextmanager
+def _claim(
+    request: _Request, force: bool, say: Progress, on_abort: Callable[[], None]
+) -> Iterator[Path]:
+    """The output folder claimed for the build (:func:`curate.release.output.claim`); for
+    ``--out`` in storage, the local folder standing for the prefix, then uploaded in its place
+    (:mod:`curate.release.bucket`)."""
+    with bucket.standing_in(request.mirror):
+        with output.claim(request.target, force=force, say=say, on_abort=on_abort) as stage:
+            yield stage
+        if request.mirror is not None:
+            bucket.publish(request.mirror, say)
 
 
 def _release_in_out(target: Path, out: str | Path, held: str, say: Progress) -> release.Release:
@@ -241,7 +277,8 @@ def _validate(
     cleaning = Cleaning(settings.math, settings.row_policy)
     run = validate_paths(
         paths, settings.checks, engine=runner, cache_dir=cache_dir, progress=checked,
-        rows=Rows(spool, cleaning), **({"warn": warn} if warn is not None else {}),
+        rows=Rows(spool, cleaning), split_bytes=settings.split_bytes,
+        **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
     say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
@@ -371,8 +408,8 @@ def _assemble(
         return assemble(
             run.files, run.names, run.spools, groups, decision.policy, settings.checks,
             settings.math,
-            lambda: open_writer(
-                DEFAULT_WRITER, stage, **_layout(settings),
+            Layout.of(
+                stage, shard_size=settings.shard_size, splits=settings.splits or None,
                 schema=_published(contract, settings).schema,
             ),
             scratch=stage, engine=runner, say=say, contract=contract, positions=positions,
@@ -380,11 +417,6 @@ def _assemble(
         )  # fmt: skip
     except TableContractBroken as exc:
         raise BuildRefused(str(exc), run.report) from None
-
-
-def _layout(settings: Settings) -> dict[str, Any]:
-    """The table writer's options: shards and splits."""
-    return {"shard_size": settings.shard_size, "splits": settings.splits or None}
 
 
 def _with_build_findings(report: Report, table: Assembled, settings: Settings) -> Report:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from curate import engine as engines
 from curate.dedupe.near import TextSource, engine_search
 from curate.ingest.discover import discover
+from curate.ingest.formats import SPLIT_BYTES
 from curate.io import display
 from curate.scan.run import Progress, Rows, Scan, Warn, scan, stderr_warning
 from validation.config import Config
@@ -51,13 +52,15 @@ def validate_paths(
     progress: Progress | None = None,
     warn: Warn = stderr_warning,
     rows: Rows | None = None,
+    split_bytes: int = SPLIT_BYTES,
 ) -> ValidationRun:
     """Parse and check the sources at ``paths``; raises ``UsageError`` for a missing path.
 
     The files are checked on ``engine`` if the caller shares one (a build), else on a local
     pool of ``jobs`` workers (default: one per core) started only for an input large enough;
     ``cache_dir`` turns on the content-addressed cache; ``rows`` makes each record's row in the
-    same visit (see :func:`curate.scan.run.scan`). A Hub dataset (``hf://datasets/…``) is
+    same visit (see :func:`curate.scan.run.scan`); a tabular file of at least twice
+    ``split_bytes`` is read in parts, a task each. A Hub dataset (``hf://datasets/…``) is
     downloaded into ``cache_dir`` (kept for the next run), or without a cache into a temporary
     folder removed once it is read.
     """
@@ -89,7 +92,7 @@ def validate_paths(
         try:
             scanned = scan(
                 sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
-                progress=progress, warn=warn,
+                progress=progress, warn=warn, split_bytes=split_bytes,
             )  # fmt: skip
             # The near-duplicate search runs on the same engine, if the scan started one.
             runner = engine or (own[0] if own else None)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from curate.dataset.manifest import DATA
 from curate.release.load import Release
 
 EXCERPT = 80
@@ -201,13 +202,29 @@ def _text_column(row: dict[str, Any]) -> str:
     return next((k for k, v in row.items() if k != "id" and isinstance(v, str)), "id")
 
 
+def _files(names: list[str]) -> str:
+    """A table's files in a line: their count, and the first and last."""
+    if not names:
+        return "no file"
+    if len(names) == 1:
+        return f"1 file ({names[0]})"
+    return f"{len(names)} files ({names[0]} … {names[-1]})"
+
+
 def manifest_changes(old: dict[str, Any] | None, new: dict[str, Any] | None) -> list[str]:
     """What differs between two manifests besides the rows, the schema and the version."""
     if not old or not new:
         return []
     out = []
     old_files, new_files = old.get("files") or {}, new.get("files") or {}
+    # The table's files added or removed (its rows laid out in other shards or splits) are
+    # one line: the rows themselves are compared on their own.
+    tables = [sorted(n for n in f if n.startswith(DATA)) for f in (old_files, new_files)]
+    if set(tables[0]) != set(tables[1]):
+        out.append(f"the table's files: {_files(tables[0])} → {_files(tables[1])}")
     for name in sorted(set(old_files) | set(new_files)):
+        if name.startswith(DATA) and not (name in old_files and name in new_files):
+            continue
         if name not in old_files:
             out.append(f"file {name} added")
         elif name not in new_files:

@@ -72,9 +72,11 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     made every run a candidate match for every other, which cost the product of the two
     lengths; the marks are those of that alignment."""
     a, b = _TOKEN.findall(raw), _TOKEN.findall(clean)
-    a_at = [k for k, t in enumerate(a) if not t.isspace()]
-    b_at = [k for k, t in enumerate(b) if not t.isspace()]
-    aw, bw = [a[k] for k in a_at], [b[k] for k in b_at]
+    # Words and whitespace runs alternate, so the words are every other token from the first
+    # that is not whitespace.
+    a_at = range(1 if a and a[0].isspace() else 0, len(a), 2)
+    b_at = range(1 if b and b[0].isspace() else 0, len(b), 2)
+    aw, bw = a[a_at.start :: 2], b[b_at.start :: 2]
     left: list[str] = []
     right: list[str] = []
     blocks = _word_blocks(aw, bw)

@@ -1,31 +1,43 @@
 """The scan stage: every source file read once, on an engine, with the validation cache.
 
-Files are the unit of work: a task (:mod:`curate.scan.task`) parses one file, runs the file and
-record checks and returns only findings and compact sketches, so the main process stays small
-however large the corpus is. The main process looks files up in the cache first (a validation
-run only: a build always reads a file, for its rows), hands the rest to the engine, and writes
-the new cache entries the tasks return.
+A file is the unit of work, or a part of one: a task (:mod:`curate.scan.task`) parses one
+file (a large tabular file: one stretch of it, planned by a task of its own in one pass that
+also takes the file's digest), runs the file and record checks and returns only findings and
+compact sketches, so the main process stays small however large the corpus is; the results
+of a file's parts are joined into the result of the whole. The main process looks files up
+in the cache first (a validation run only: a build always reads a file, for its rows), hands
+the rest to the engine, and writes the new cache entries the tasks return.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import stat
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from curate import storage
 from curate.engine.serial import SERIAL
 from curate.ingest import formats
 from curate.scan.cache import ValidationCache
-from curate.scan.task import CacheRef, Scanned, ScanTask, scan_file
+from curate.scan.task import (
+    CacheRef,
+    PlanTask,
+    Scanned,
+    ScanTask,
+    joined_parts,
+    plan_parts,
+    scan_file,
+)
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.mapping import mapping_for
@@ -35,10 +47,16 @@ from validation.sketch import NUM_PERM
 if TYPE_CHECKING:
     from curate.engine import Engine
     from curate.ingest.discover import Source
+    from curate.ingest.formats import Split
     from curate.transform.rows import Cleaning
 
 # Below this much input, starting worker processes costs more than it saves.
 PARALLEL_MIN_BYTES = 2_000_000
+# A large file's parts hold `split_bytes` at most, and fewer when the run's bytes would make
+# fewer than this many tasks a worker (the last tasks of a few large ones leave workers idle),
+# down to MIN_PART_BYTES (below it, a task's own costs outweigh spreading the work).
+PARTS_PER_WORKER = 4
+MIN_PART_BYTES = 4 << 20
 
 Progress = Callable[[str, int], None]
 Warn = Callable[[str], None]
@@ -81,13 +99,15 @@ def scan(
     rows: Rows | None = None,
     progress: Progress | None = None,
     warn: Warn = stderr_warning,
+    split_bytes: int = formats.SPLIT_BYTES,
 ) -> Scan:
     """Scan ``sources`` (as :func:`curate.ingest.discover.discover` found them).
 
     ``engine`` runs the tasks (or makes the engine, called only when the work is large enough
     to go parallel); ``cache_dir`` turns on the content-addressed cache. With ``rows``, each
     file's rows are made in the same visit: what a build does. A file is then always read, even
-    when the cache knows its findings.
+    when the cache knows its findings. A large tabular file is read in parts of at most
+    ``split_bytes``, a task each, and their results joined: the same result.
     """
     timings: dict[str, float] = {}
     cache = ValidationCache(cache_dir, config, warn) if cache_dir else None
@@ -117,18 +137,29 @@ def scan(
     timings["cache lookup"] = time.perf_counter() - t
 
     t = time.perf_counter()
-    total = sum(_size(Path(task.path)) for task in todo)
+    total = sum(_size(storage.local_or_uri(task.path)) for task in todo)
     runner: Engine = SERIAL
-    if len(todo) > 1 and total >= PARALLEL_MIN_BYTES:
+    may_split = any(_splits(task, min(split_bytes, MIN_PART_BYTES)) for task in todo)
+    if (len(todo) > 1 or may_split) and total >= PARALLEL_MIN_BYTES:
         # Only here: a warm or small run starts no worker, and imports no multiprocessing.
         chosen = engine() if callable(engine) else engine
         if chosen.workers > 1:
             runner = chosen
-    for task, done in zip(todo, runner.map(scan_file, todo), strict=True):
-        stored: str | None = file_key(done.file.sha256, task.format, task.path, config)
-        if config.max_file_bytes and done.file.size > config.max_file_bytes:
-            stored = None  # a streamed file over the limit is never looked up: _cacheable_bytes
-        results[task.index] = _store(cache, done, progress, stored)
+    size = min(split_bytes, max(MIN_PART_BYTES, total // (PARTS_PER_WORKER * runner.workers)))
+    large = [task for task in todo if _splits(task, size)]
+    plans = [PlanTask(task.path, task.format, config, size) for task in large]
+    planned = dict(zip([task.index for task in large], runner.map(plan_parts, plans), strict=True))
+    todo = [part for task in todo for part in _split(task, planned.get(task.index, []))]
+    timings["planning parts"] = time.perf_counter() - t
+    t = time.perf_counter()
+    whole: list[ScanTask] = []  # files whose parts did not read as the whole: read whole
+    for task, done in _files(todo, runner.map(scan_file, todo), config):
+        if done is None:
+            whole.append(_unsplit(task))
+        else:
+            results[task.index] = _store(cache, done, progress, _key(done[-1], task, config))
+    for task, one in zip(whole, runner.map(scan_file, whole), strict=True):
+        results[task.index] = _store(cache, [one], progress, _key(one, task, config))
     timings["files (wall)"] = time.perf_counter() - t
 
     files = [r for r in results if r is not None]
@@ -150,16 +181,80 @@ def file_key(sha256: str, format_name: str, path: str, config: Config) -> str:
     return f"{sha256}/{format_name}/{json.dumps(entry, sort_keys=True)}"
 
 
+def _splits(task: ScanTask, size: int) -> bool:
+    """Whether the file may be read in parts: of a format that plans them, and at least twice
+    ``size`` (:func:`curate.ingest.formats.splits` decides, in a task, reading the file)."""
+    if size <= 0 or _size(Path(task.path)) < 2 * size:
+        return False
+    return callable(getattr(formats.get(task.format), "splits", None))
+
+
+def _split(task: ScanTask, found: list[Split]) -> list[ScanTask]:
+    """The file's task, or a task for each of its parts (``found``), each spooling its rows to
+    a file of its own in the file's spool folder."""
+    if not found:
+        return [task]
+    if task.spool is not None:
+        Path(task.spool).mkdir()
+    return [
+        replace(task, split=part, spool=f"{task.spool}/{part.number:05d}.arrow"
+                if task.spool is not None else None)
+        for part in found
+    ]  # fmt: skip
+
+
+def _unsplit(task: ScanTask) -> ScanTask:
+    """The whole file's task in place of its parts' (their spool folder, which this run made,
+    removed)."""
+    spool = task.spool.rpartition("/")[0] if task.spool is not None else None
+    if spool is not None:
+        shutil.rmtree(spool)
+    return replace(task, split=None, spool=spool)
+
+
+def _files(
+    todo: list[ScanTask], done: Iterator[Scanned], config: Config
+) -> Iterator[tuple[ScanTask, list[Scanned] | None]]:
+    """Each file's task and what it gave, as the tasks finish in order: the results of a
+    file's parts joined into one (None: read it whole)."""
+    held: list[Scanned] = []
+    for task, one in zip(todo, done, strict=True):
+        if task.split is None:
+            yield task, [one]
+            continue
+        held.append(one)
+        if task.split.next_line < 0:  # its last part
+            joined = joined_parts(held, task.format, config)
+            parts, held = held, []
+            if joined is None:
+                yield task, None
+                continue
+            parts[-1] = replace(parts[-1], file=joined)
+            yield task, parts
+
+
+def _key(done: Scanned, task: ScanTask, config: Config) -> str | None:
+    if config.max_file_bytes and done.file.size > config.max_file_bytes:
+        return None  # a streamed file over the limit is never looked up: _cacheable_bytes
+    return file_key(done.file.sha256, task.format, task.path, config)
+
+
 def _store(
-    cache: ValidationCache | None, done: Scanned, progress: Progress | None, key: str | None
+    cache: ValidationCache | None,
+    parts: list[Scanned],
+    progress: Progress | None,
+    key: str | None,
 ) -> FileResult:
-    result = done.file
+    """The file's result (the last of its parts' ``Scanned``), with the cache's bookkeeping
+    of every part."""
+    result = parts[-1].file
     if cache is not None:
-        cache.add_pending(done.cache_entries)
-        if done.spilled is not None:
-            cache.add_spilled(Path(done.spilled))
-        cache.hits += done.hits
-        cache.misses += done.misses
+        for done in parts:
+            cache.add_pending(done.cache_entries)
+            if done.spilled is not None:
+                cache.add_spilled(Path(done.spilled))
+            cache.hits += done.hits
+            cache.misses += done.misses
         if result.sha256 and key is not None:
             cache.put_file(key, replace(result, timings={}, rows=None, source_ids=None))
     if progress:
@@ -167,7 +262,7 @@ def _store(
     return result
 
 
-def _size(path: Path) -> int:
+def _size(path: Path | storage.Uri) -> int:
     try:
         info = path.stat()
     except OSError:
@@ -175,12 +270,16 @@ def _size(path: Path) -> int:
     return info.st_size if stat.S_ISREG(info.st_mode) else 0
 
 
-def _cacheable_bytes(path: Path, config: Config) -> bytes | None:
+def _cacheable_bytes(path: Path | storage.Uri, config: Config) -> bytes | None:
     """The bytes of a regular file within the size limit, to key the cache; else None.
 
     Never opens a FIFO or a device (it could block forever) and never reads past the limit:
-    such entries are not cached, and parsing reports them.
+    such entries are not cached, and parsing reports them. An object in storage is never read
+    here: its task reads it (the main process downloads nothing), and the result it gives back
+    is stored under its bytes' hash like any other; a later run looks up its records.
     """
+    if storage.is_uri(path):
+        return None
     try:
         info = path.stat()
         limit = config.max_file_bytes

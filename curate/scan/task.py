@@ -18,16 +18,20 @@ import json
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from curate import storage
 from curate.ingest import formats
+from curate.ingest.formats import Split
+from curate.ingest.formats.fields import Tail, finish_parts
 from curate.scan.cache import FLUSH_ENTRIES, ValidationCache
 from validation.config import Config
 from validation.corpus import FileResult
+from validation.findings import Finding
 from validation.runner import add_timings, check_file
 
 if TYPE_CHECKING:
@@ -55,6 +59,24 @@ class ScanTask:
     cache: CacheRef | None = None  # read here; the main process writes what the task returns
     spool: str | None = None  # a build's: the file its rows are written to
     cleaning: Cleaning | None = None  # a build's: how its rows are made
+    split: Split | None = None  # the part of the file to read (None: all of it)
+
+
+@dataclass(frozen=True)
+class PlanTask:
+    """A large file whose parts are to be planned, by a task of the engine: the pass that
+    plans them reads the whole file (and takes its digest), which the main process never does
+    for a task."""
+
+    path: str
+    format: str
+    config: Config
+    size: int  # split_bytes
+
+
+def plan_parts(task: PlanTask) -> list[Split]:
+    """The file's parts (:func:`curate.ingest.formats.splits`), or [] to read it whole."""
+    return formats.splits(task.format, Path(task.path), task.config, task.size)
 
 
 @dataclass
@@ -66,6 +88,7 @@ class Scanned:
     hits: int = 0
     misses: int = 0
     spilled: str | None = None  # a file of more cache entries, for the main process to store
+    tail: Tail | None = None  # a part's: what its reader knew at its end, for `joined_parts`
 
 
 def _warn(message: str) -> None:
@@ -99,19 +122,22 @@ def scan_file(task: ScanTask) -> Scanned:
         from curate.transform.rows import Cleaning, Spool  # only a build loads the cleaner
 
         spool = Spool(Path(task.spool), task.config, task.cleaning or Cleaning())
-    spill = (Path(task.cache.folder) / f"spill-{task.cache.run}-{task.index:07d}.jsonl"
+    part = f"-{task.split.number:05d}" if task.split is not None else ""
+    spill = (Path(task.cache.folder) / f"spill-{task.cache.run}-{task.index:07d}{part}.jsonl"
              if task.cache else None)  # fmt: skip
     parts: list[FileResult] = []
     sigs = _Rows()
     timings: dict[str, float] = {}
     first = 0
-    batches = formats.parts(task.format, Path(task.path), task.config)
+    batches = formats.parts(task.format, storage.local_or_uri(task.path), task.config, task.split)
+    tail = None
     while True:
         t = time.perf_counter()
         source = next(batches, None)
         add_timings(timings, {"parse": time.perf_counter() - t})
         if source is None:
             break
+        tail = getattr(source, "tail", tail)
         part, results = check_file(source, task.config, cache, index=task.index, first=first)
         add_timings(timings, part.timings)
         if spool is not None:
@@ -132,8 +158,9 @@ def scan_file(task: ScanTask) -> Scanned:
     file = _joined(parts, sigs.array(), source_sha=parts[-1].sha256, size=parts[-1].size)
     file.timings = timings
     if cache is None:
-        return Scanned(file)
+        return Scanned(file, tail=tail)
     done = Scanned(file, cache.take_pending(), cache.hits - hits, cache.misses - misses)
+    done.tail = tail
     if spill is not None and spill.exists():
         done.spilled = spill.as_posix()
     return done
@@ -165,9 +192,47 @@ class _Rows:
         return self.data
 
 
+def joined_parts(done: list[Scanned], format_name: str, config: Config) -> FileResult | None:
+    """One file's result from the results of the tasks that read its parts, in file order:
+    the same as one task reading the whole file gives (the parts' record numbers follow on;
+    what a reader says of the whole file is said once, from all the parts' tails), or None
+    when a part did not read as the whole file's reader would (then it is read whole)."""
+    offset = 0
+    for part in done:
+        if offset:
+            part.file.findings = [
+                replace(f, record=(f.record[0], f.record[1] + offset)) if f.record else f
+                for f in part.file.findings
+            ]
+        offset += part.file.n_records
+    results = [part.file for part in done]
+    tails = [part.tail for part in done]
+    assert all(t is not None for t in tails), "every part's reader gives its tail"
+    # Into one array, each part's let go once copied: a file's signatures are held once, and
+    # one part's twice (206 MB for a million records), not the whole file's.
+    sigs = np.empty((sum(len(r.sigs) for r in results), *results[0].sigs.shape[1:]), np.uint16)
+    at = 0
+    for r in results:
+        sigs[at : at + len(r.sigs)] = r.sigs
+        at += len(r.sigs)
+        r.sigs = sigs[:0]
+    file = _joined(results, sigs, source_sha=results[-1].sha256, size=results[-1].size)
+    if any(not r.sha256 for r in results):
+        file.sha256 = ""  # a part found the file changed: nothing of it is kept
+    findings = finish_parts(file.path, config, format_name, tails, file.findings)  # type: ignore[arg-type]
+    if findings is None:
+        return None
+    file.findings = findings
+    file.timings = {}
+    for r in results:
+        add_timings(file.timings, r.timings)
+    return file
+
+
 def _joined(parts: list[FileResult], sigs: np.ndarray, source_sha: str, size: int) -> FileResult:
     """One file's result from the results of its batches (a text drop's: its one batch) and
-    their signatures, in one array."""
+    their signatures, in one array. A `schema` finding is said once for a file, as for a
+    batch (a value from a header fails on every record)."""
     head = parts[0]
     if len(parts) == 1:
         head.sigs = sigs
@@ -183,10 +248,22 @@ def _joined(parts: list[FileResult], sigs: np.ndarray, source_sha: str, size: in
         np.concatenate([p.lines for p in parts]),
         [i for p in parts for i in p.ids],
         sigs,
-        [f for p in parts for f in p.findings],
+        _once([f for p in parts for f in p.findings]),
         measures=measures,
         rows=np.concatenate([p.rows if p.rows is not None else np.zeros(p.n_records, np.int32)
                              for p in parts]) if tabular else None,
         source_ids=[i for p in parts for i in (p.source_ids or [None] * p.n_records)]
         if tabular else None,
     )  # fmt: skip
+
+
+def _once(findings: list[Finding]) -> list[Finding]:
+    seen: set[str] = set()
+    out = []
+    for f in findings:
+        if f.code == "schema":
+            if f.message in seen:
+                continue
+            seen.add(f.message)
+        out.append(f)
+    return out

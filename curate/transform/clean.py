@@ -24,6 +24,7 @@ hand-labelled real abstracts, not with :mod:`validation.residue`.
 from __future__ import annotations
 
 import html
+import logging
 import re
 import unicodedata
 from collections import Counter
@@ -163,6 +164,27 @@ _WALKER_CONTEXT.add_context_category(
 )
 _L2T = LatexNodes2Text(latex_context=_L2T_CONTEXT, math_mode="text")
 
+
+class _FailedSubstitutions(logging.Filter):
+    """Counts, and keeps off the user's terminal, pylatexenc's "failed its substitution"
+    warning. pylatexenc logs it when a macro's arguments do not fit its template (``\\frac{a}``
+    with its second argument cut off by the end of the text) and then returns the template
+    itself, ``%s/%sa``; a conversion that logged it has failed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.count = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if "failed its substitution" in record.getMessage():
+            self.count += 1
+            return False
+        return True
+
+
+_FAILED = _FailedSubstitutions()
+logging.getLogger("pylatexenc.latex2text").addFilter(_FAILED)
+
 # A % not escaped by a backslash (an odd number of them) starts a comment for pylatexenc and
 # silently eats the rest of the input.
 _BARE_PERCENT = re.compile(r"(?<!\\)((?:\\\\)*)%")
@@ -205,6 +227,18 @@ def _strip_latex(span: str) -> str:
     return _FALLBACK_TOKEN.sub(_fallback_token, span)
 
 
+def _pylatexenc(span: str) -> str | None:
+    """pylatexenc's text for ``span``, or None where it fails: an error, or a template it
+    could not fill."""
+    source = _BARE_PERCENT.sub(r"\1\\%", span)
+    failed = _FAILED.count
+    try:
+        converted = _L2T.latex_to_text(source, latex_context=_WALKER_CONTEXT)
+    except Exception:  # pylatexenc raises assorted errors on malformed input; fall back
+        return None
+    return None if _FAILED.count != failed else converted
+
+
 def _latex_to_text(span: str) -> str:
     """Convert one flagged LaTeX span, falling back to ``_strip_latex`` if words would be lost.
 
@@ -212,11 +246,7 @@ def _latex_to_text(span: str) -> str:
     comment handling cannot swallow the prose after a ``%`` in ``50%$\\sim$90%``; inside the
     span a bare ``%`` is escaped as well.
     """
-    source = _BARE_PERCENT.sub(r"\1\\%", span)
-    try:
-        converted = _L2T.latex_to_text(source, latex_context=_WALKER_CONTEXT)
-    except Exception:  # pylatexenc raises assorted errors on malformed input; fall back
-        converted = None
+    converted = _pylatexenc(span)
     if converted is None or not _keeps_words(span, converted):
         return _strip_latex(span)
     # pylatexenc trims the inside of a formula; where the source had a space there, keep one so
@@ -636,8 +666,8 @@ def _known_with_argument(name: str, source: str) -> str | None:
     """A macro pylatexenc knows and that takes arguments (\\sqrt{x}, \\mathcal{O} outside math)."""
     if _MARK in source or _WALKER_CONTEXT.get_macro_spec(name) is None:
         return None
-    if _L2T_CONTEXT.get_macro_spec(name) is None:
-        return None
+    if _L2T_CONTEXT.get_macro_spec(name) is None or _pylatexenc(source) is None:
+        return None  # kept as typed: `\\frac{a}` at the end of a text fills no fraction
     return _latex_to_text(source)
 
 
@@ -766,6 +796,8 @@ def _prose_run(text: str, start: int, name_end: int, name: str) -> int:
         if close < 0:
             return -1
         pos = close + len("\\right") + 1
+        if pos > len(text):
+            return -1  # `\\right` is the text's end: its delimiter was cut off
     for _ in range(texmath.arity(name)):  # its arguments, a blank before each allowed
         while pos < len(text) and text[pos] == " ":
             pos += 1

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import filecmp
 import shutil
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+import pyarrow.parquet as pq
 import pytest
 from conftest import ROOT, SEED_FILES
 
@@ -35,12 +37,14 @@ class Threads:
         self.workers = jobs
         self.pool = ThreadPoolExecutor(jobs)
         self.ran = 0
+        self.by_name: Counter[str] = Counter()  # tasks run, by the function they ran
 
     def map(
         self, fn: Callable[[T], R], tasks: Iterable[T], *, ahead: int | None = None
     ) -> Iterator[R]:
         futures = [self.pool.submit(fn, task) for task in tasks]
         self.ran += len(futures)
+        self.by_name[fn.__name__] += len(futures)
         for future in futures:
             yield future.result()
 
@@ -87,6 +91,26 @@ def test_the_same_bytes_on_the_serial_engine_the_local_pool_and_threads(drops, t
     # It ran every file's scan task and at least one assembly task.
     assert threads.ran >= len(list(drops.glob("*.txt"))) + 1
     assert serial.fingerprint == local.fingerprint == other.fingerprint
+    assert same_tree(tmp_path / "serial", tmp_path / "local")
+    assert same_tree(tmp_path / "serial", tmp_path / "threads")
+
+
+@pytest.mark.slow
+def test_shards_are_the_same_bytes_on_every_engine(drops, tmp_path, parallel):
+    """Shards of 20 rows in two splits: each file is written by a task of its own, and the
+    serial engine, the local pool and threads write the same files."""
+    sharded = Settings(shard_size=20, splits={"validation": 0.2, "train": 0.8})
+    serial = build([drops], tmp_path / "serial", sharded, engine="serial", template=TEMPLATE)
+    build([drops], tmp_path / "local", sharded, jobs=2, template=TEMPLATE)
+    threads = Threads()
+    try:
+        build([drops], tmp_path / "threads", sharded, engine=threads, template=TEMPLATE)
+    finally:
+        threads.close()
+    files = sorted((tmp_path / "serial" / "data").iterdir())
+    # 20 rows a file: every split's files but its last are full, and there are several
+    assert len(files) == threads.by_name["write_shard"] >= 1 + -(-serial.records_out // 20)
+    assert all(pq.read_metadata(f).num_rows == 20 for f in files if "train-00000" in f.name)
     assert same_tree(tmp_path / "serial", tmp_path / "local")
     assert same_tree(tmp_path / "serial", tmp_path / "threads")
 

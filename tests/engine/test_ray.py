@@ -25,6 +25,7 @@ from test_engines import TEMPLATE, same_tree
 import curate.dataset.assemble
 import curate.dedupe.near
 import curate.scan.run
+from curate.dataset.assemble import write_shard
 from curate.dedupe.near import TextSource, components, engine_search
 from curate.engine.ray import RayEngine
 from curate.engine.serial import SERIAL
@@ -221,14 +222,15 @@ class Killing:
 
 
 class Sabotaged(RayEngine):
-    """The Ray engine, with the worker of the per-file stage's first task killed mid-task."""
+    """The Ray engine, with the worker of a stage's first task (the per-file stage's, unless
+    told) killed mid-task."""
 
-    def __init__(self, marker: Path, always: bool = False) -> None:
+    def __init__(self, marker: Path, always: bool = False, stage: Callable[..., Any] = scan_file):
         super().__init__()
-        self.marker, self.always = str(marker), always
+        self.marker, self.always, self.stage = str(marker), always, stage
 
     def map(self, fn: Callable[[Any], Any], tasks: Iterable[Any], **kw: Any) -> Iterator[Any]:
-        if fn is scan_file:
+        if fn is self.stage:
             fn = Killing(fn, self.marker, self.always)
         return super().map(fn, tasks, **kw)
 
@@ -240,6 +242,36 @@ def test_a_killed_worker_is_retried_and_the_build_is_the_same_bytes(
     engine = Sabotaged(tmp_path / "killed")
     try:
         build([drops], tmp_path / "ray", Settings(), engine=engine, template=TEMPLATE)
+    finally:
+        engine.close()
+    assert (tmp_path / "killed").exists()  # a worker did die
+    assert same_tree(tmp_path / "local", tmp_path / "ray")
+
+
+SHARDED = Settings(shard_size=20, splits={"validation": 0.2, "train": 0.8})
+
+
+def test_shards_are_written_on_ray_the_same_bytes_as_on_the_local_pool(
+    cluster, drops, tmp_path, parallel
+):
+    build([drops], tmp_path / "local", SHARDED, jobs=2, template=TEMPLATE)
+    ray_engine = Counting()
+    try:
+        build([drops], tmp_path / "ray", SHARDED, engine=ray_engine, template=TEMPLATE)
+    finally:
+        ray_engine.close()
+    files = list((tmp_path / "ray" / "data").glob("*.parquet"))
+    assert len(files) == ray_engine.ran.count("write_shard") > 3  # a task each
+    assert same_tree(tmp_path / "local", tmp_path / "ray")
+
+
+def test_a_worker_killed_writing_a_shard_is_retried_and_the_files_are_the_same_bytes(
+    cluster, drops, tmp_path, parallel
+):
+    build([drops], tmp_path / "local", SHARDED, jobs=2, template=TEMPLATE)
+    engine = Sabotaged(tmp_path / "killed", stage=write_shard)
+    try:
+        build([drops], tmp_path / "ray", SHARDED, engine=engine, template=TEMPLATE)
     finally:
         engine.close()
     assert (tmp_path / "killed").exists()  # a worker did die

@@ -67,3 +67,11 @@ def test_additions_are_new_and_overrides_change_something() -> None:
 )
 def test_what_a_name_stands_for(name: str, unicode_name: str) -> None:
     assert unicodedata.name(texsymbols.symbols()[name]) == unicode_name
+
+
+def test_citations_and_references_are_no_symbols() -> None:
+    table = texsymbols.symbols()
+    assert not texsymbols.NOT_SYMBOLS & set(table)
+    assert not [
+        name for name, text in table.items() if "<" in text and ">" in text and len(text) > 1
+    ]

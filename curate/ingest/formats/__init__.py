@@ -6,7 +6,10 @@ input: what it cannot read becomes a finding with the file and line (or row), an
 the file is still read. Every record it yields carries its own provenance (file, line, header;
 for a tabular source its row and its own id). A format whose files may be larger than memory
 also has ``parts(path, config)``, which yields the file's records a batch at a time (the last
-batch carries the file's digest and size); :func:`parts` reads any format that way.
+batch carries the file's digest and size); :func:`parts` reads any format that way. A format
+whose files can be read in pieces also has ``splits(path, config, size)``: the file cut into
+:class:`Split` parts of about ``size`` bytes, each read on its own by ``parts(path, config,
+split)`` as the whole file's reader would read that stretch (:func:`splits`).
 
 The registry names each format by the module that defines it, so discovery (which only needs
 the patterns) imports no parser, and the validation cache can hash the source of every
@@ -27,6 +30,28 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from validation.config import Config
     from validation.records import SourceFile
+
+
+@dataclass(frozen=True)
+class Split:
+    """One stretch of a file, read by a task of its own: where it starts and ends (bytes of a
+    JSON Lines or CSV file, on line boundaries; record batches or row groups of an Arrow or
+    Parquet file), the numbers its first line and row follow, and the whole file's digest,
+    size and identity, taken by the one pass that planned the parts (a part that finds the
+    file changed since is refused)."""
+
+    number: int  # the part's place in the file, from 0
+    start: int
+    end: int
+    line: int  # lines before the part's first (a columnar file's rows)
+    row: int  # rows before its first (a CSV file's data rows, the header not counted)
+    sha256: str
+    size: int
+    identity: tuple[int, int, int]  # the file's inode, size and modification time
+    # The next part's `line` and `row` (-1: the last part): what this part's reader must end
+    # on for the next part to have started where the whole file's reader would be.
+    next_line: int = -1
+    next_row: int = -1
 
 
 class SourceFormat(Protocol):
@@ -54,6 +79,9 @@ class FormatEntry:
 
 
 REGISTRY: dict[str, FormatEntry] = {}
+# The most a part of a large file holds, each part a task of its own (the `split_bytes`
+# setting's default; the scan may take smaller parts: curate.scan.run.PARTS_PER_WORKER).
+SPLIT_BYTES = 64 << 20
 
 
 def register(name: str, patterns: tuple[str, ...], target: str) -> None:
@@ -104,14 +132,36 @@ def get(name: str) -> SourceFormat:
     return found
 
 
-def parts(name: str, path: Path, config: Config) -> Iterator[SourceFile]:
-    """The file's records a batch at a time (a format without ``parts``: all at once)."""
+def parts(
+    name: str, path: Path, config: Config, split: Split | None = None
+) -> Iterator[SourceFile]:
+    """The file's records a batch at a time (a format without ``parts``: all at once); with
+    ``split``, those of that part of it only."""
     fmt = get(name)
     in_parts = getattr(fmt, "parts", None)
     if in_parts is None:
         yield fmt.read(path, config)
-    else:
+    elif split is None:
         yield from in_parts(path, config)
+    else:
+        yield from in_parts(path, config, split)
+
+
+def splits(name: str, path: Path, config: Config, size: int) -> list[Split]:
+    """The file cut into parts of about ``size`` bytes, or [] when it is read whole: a format
+    that cannot be split, a compressed file, a file under twice ``size``, or one whose layout
+    a split could misread (a CSV file with a lone carriage return)."""
+    planner = getattr(get(name), "splits", None)
+    if planner is None or size <= 0:
+        return []
+    try:
+        info = path.stat()
+    except OSError:
+        return []
+    if not stat.S_ISREG(info.st_mode) or info.st_size < 2 * size:
+        return []
+    found = planner(path, config, size)
+    return found if len(found) > 1 else []
 
 
 def texts(name: str, path: Path, config: Config, wanted: list[int]) -> dict[int, str]:

@@ -20,17 +20,29 @@ from __future__ import annotations
 import codecs
 import csv
 import io
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit
+from curate.ingest.formats import Split
+from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit, line_splits
+from validation.config import Config
 from validation.findings import did_you_mean
 from validation.records import SourceFile
 
 _SURROGATE = re.compile("[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape keeps it
 _NAMES = {",": "comma", "\t": "tab", ";": "semicolon", "|": "vertical bar"}
+
+
+def _text(fh: BinaryIO, start: int) -> io.TextIOWrapper:
+    """The open file as text from byte ``start`` (a line's first), as :class:`Delimited`
+    reads it."""
+    raw = os.dup(fh.fileno())  # a reader of its own, closed with it; the file stays open
+    stream = open(raw, "rb", buffering=1 << 20)  # noqa: SIM115
+    stream.seek(start)
+    return io.TextIOWrapper(stream, encoding="utf-8", errors="surrogateescape", newline="")
 
 
 class _Lines:
@@ -101,6 +113,48 @@ class Delimited(Tabular):
             csv.field_size_limit(previous)
         yield out.last(hashed.finish(), hashed.size)
 
+    def from_part(
+        self, fh: BinaryIO, path: Path, out: Batches, split: Split
+    ) -> Iterator[SourceFile]:
+        """The rows that start in the part, after the header the file starts with (read again
+        here, its findings left to the first part's reader)."""
+        limit = line_limit(out.config)
+        previous = csv.field_size_limit()
+        csv.field_size_limit(limit or 2**31 - 1)
+        try:
+            header = self._first_row(fh, limit, out) if split.number else None
+            if split.number == 0 or header is not None:
+                with _text(fh, split.start) as text:
+                    lines = _Lines(text, limit, out)
+                    lines.number = split.line
+                    yield from self._rows(lines, out, split, header)
+            else:
+                out.exact = False  # a header a part cannot take as it is: read whole
+        finally:
+            csv.field_size_limit(previous)
+        yield out.last(split.sha256, split.size)
+
+    def splits(self, path: Path, config: Config, size: int) -> list[Split]:
+        return line_splits(path, size, quoted=True)
+
+    def _first_row(self, fh: BinaryIO, limit: int | None, out: Batches) -> list[str] | None:
+        """The header, for a part after the first: the file's first row, if it is one that
+        the first part reads without a finding."""
+        scratch = Batches(out.path, out.config, self.name, cells=True)
+        delimiter = out.map.delimiter or self.dialect.delimiter
+        with _text(fh, 0) as text:
+            lines = _Lines(text, limit, scratch)
+            reader = csv.reader(lines, dialect=self.dialect, delimiter=delimiter, strict=True)
+            try:
+                fields = next((f for f in reader if f), None)
+            except csv.Error:
+                return None
+        header = self._header(fields, 1, scratch, delimiter) if fields else None
+        if header is None or any(f.code != "bom" for f in scratch.part.findings):
+            return None
+        out.has_fields(header)
+        return header
+
     def dialect_name(self, delimiter: str) -> str:
         sep = _NAMES.get(delimiter, repr(delimiter))
         return (
@@ -110,14 +164,24 @@ class Delimited(Tabular):
             "and a quote inside it doubled"
         )
 
-    def _rows(self, lines: _Lines, out: Batches) -> Iterator[SourceFile]:
+    def _rows(
+        self, lines: _Lines, out: Batches, split: Split | None = None,
+        header: list[str] | None = None,
+    ) -> Iterator[SourceFile]:  # fmt: skip
+        """The rows' records a batch at a time; in a part (``split``) the rows that start in
+        it, and in a part after the first, ``header`` is the file's."""
         delimiter = out.map.delimiter or self.dialect.delimiter
         options = {"dialect": self.dialect, "delimiter": delimiter, "strict": True}
         reader = csv.reader(lines, **options)  # type: ignore[arg-type]
-        header: list[str] | None = None
-        row = 0
+        row = split.row if split is not None else 0
+        stop, out.exact = (split.next_line, False) if split and split.next_line >= 0 else (-1, True)
         while True:
             start = lines.start_row()
+            if 0 <= stop < start:
+                # The next part starts on line stop + 1: this one read as the whole only if a
+                # row starts there, after as many rows, with nothing to read again.
+                out.exact = (start, row, lines.again) == (stop + 1, split.next_row, [])  # type: ignore[union-attr]
+                break
             try:
                 fields = next(reader)
             except StopIteration:

@@ -16,12 +16,13 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import validation.checks  # noqa: F401  (registers the parse codes)
-from curate.ingest.formats import drop_oversized, irregular
-from validation.findings import did_you_mean
+from curate.ingest.formats import Split, drop_oversized, irregular
+from validation.findings import Finding, did_you_mean
 from validation.mapping import Column, FieldMap, mapping_for
 from validation.records import Record, SourceFile
 from validation.registry import finding
@@ -93,15 +94,20 @@ class Tabular:
     def read(self, path: Path, config: Config) -> SourceFile:
         return joined(self.parts(path, config))
 
-    def parts(self, path: Path, config: Config) -> Iterator[SourceFile]:
-        out = Batches(path.as_posix(), config, self.name, cells=self.cells)
+    def parts(self, path: Path, config: Config, split: Split | None = None) -> Iterator[SourceFile]:
+        out = Batches(path.as_posix(), config, self.name, cells=self.cells, split=split)
         if (fh := opened(path, out)) is None:
+            out.exact = split is None  # gone since the parts were planned: read it whole
             yield out.last("", 0)
             return
         with fh:
-            before = _identity(fh)
-            for part in self.from_file(fh, path, out):
-                if part.sha256 and _identity(fh) != before:
+            before = file_identity(fh)
+            if split is not None and before != split.identity:
+                before = (-1, -1, -1)  # another file, or another version, than was planned
+            batches = self.from_file(fh, path, out) if split is None else self.from_part(
+                fh, path, out, split)  # fmt: skip
+            for part in batches:
+                if part.sha256 and file_identity(fh) != before:
                     # The bytes changed under the reader (written in place, truncated): the
                     # rows are of no one version of the file, so neither they nor the digest
                     # may be cached or published as the file's.
@@ -113,6 +119,74 @@ class Tabular:
         """The batches of the open file ``fh``; the last carries its digest and size."""
         raise NotImplementedError
 
+    def from_part(
+        self, fh: BinaryIO, path: Path, out: Batches, split: Split
+    ) -> Iterator[SourceFile]:
+        """The batches of one part of the open file ``fh``, as :meth:`from_file` reads that
+        stretch; the last carries the digest and size the parts were planned with."""
+        raise NotImplementedError
+
+
+@dataclass
+class Tail:
+    """What a reader knows about a whole file only at its end, for one part of it: the parts'
+    tails, joined by :meth:`Batches.finish`, give the findings one reader of the whole gives."""
+
+    records: int
+    rows: int  # rows parsed: each a record, or a finding that says why not
+    no_text: list[int]  # the lines of rows without the text field
+    first_fields: str  # the fields of the first of them
+    unseen: dict[str, str]  # the mapped fields no row had, with what each fills
+    fields: dict[str, None]  # the fields seen (the file's own list, if `fields_known`)
+    fields_known: bool
+    unreadable: set[str]
+    only_bom: bool  # no finding of the part but a byte-order mark's
+    # The part read as the whole file's reader would (it ended where the next part starts, no
+    # limit was reached): else the file is read again, whole.
+    exact: bool
+
+
+def finish_parts(
+    path: str, config: Config, format_name: str, tails: list[Tail], findings: list[Finding]
+) -> list[Finding] | None:
+    """The findings of a file read in parts (``findings``: theirs, in file order) with those
+    about the whole file; or None when a part did not read as the whole file's reader would,
+    or the parts hold as many records as ``max_records_per_file`` (where the whole file's
+    reader stops, at a row no part can tell): the file is then read whole."""
+    limit = config.max_records_per_file
+    if not all(t.exact for t in tails) or (limit and sum(t.records for t in tails) >= limit):
+        return None
+    if not any(t.fields_known for t in tails) and _fields_told(tails):
+        # The fields a message lists are those of the rows read while a mapped field was
+        # unseen, and of the first row without the text field: the parts' differ from the
+        # whole's when several parts had such a row, or the list reached its cap.
+        several = sum(bool(t.no_text) for t in tails) > 1
+        if several or len({f for t in tails for f in t.fields}) >= 1000:
+            return None
+    return Batches(path, config, format_name).finish(tails, findings)
+
+
+def _fields_told(tails: list[Tail]) -> bool:
+    """Whether the file's findings will list the fields its rows had: a mapped field that no
+    record has (the file has records)."""
+    unreadable = {f for t in tails for f in t.unreadable}
+    unseen = set.intersection(*(set(t.unseen) for t in tails)) - unreadable
+    return bool(unseen) and any(t.records for t in tails)
+
+
+def _first_only(findings: list[Finding]) -> list[Finding]:
+    """The findings with only the first of those a reader says once for a file (CR inside a
+    text; the file changed while read), which each part of a file may say again."""
+    seen: set[str] = set()
+    out = []
+    for f in findings:
+        if f.code == "line-endings" or (f.code == "unreadable" and f.message == CHANGED):
+            if f.code in seen:
+                continue
+            seen.add(f.code)
+        out.append(f)
+    return out
+
 
 CHANGED = (
     "the file changed while it was read (its size or modification time differ from when it "
@@ -120,10 +194,13 @@ CHANGED = (
 )
 
 
-def _identity(fh: BinaryIO) -> tuple[int, int, int]:
+def file_identity(fh: BinaryIO) -> tuple[int, int, int]:
     """What tells one version of an open file from another: a rewrite in place changes its
     size or modification time (a file replaced by a rename leaves the open one as it was,
-    but for its change time, which unlinking it sets)."""
+    but for its change time, which unlinking it sets). An object in storage says its own
+    (:meth:`curate.storage.RemoteFile.identity`)."""
+    if (remote := getattr(fh, "identity", None)) is not None:
+        return remote()
     info = os.fstat(fh.fileno())
     return info.st_ino, info.st_size, info.st_mtime_ns
 
@@ -136,6 +213,68 @@ def file_digest(fh: BinaryIO) -> tuple[str, int]:
     fh.seek(0)
     digest = hashlib.file_digest(fh, "sha256")
     return digest.hexdigest(), fh.tell()
+
+
+# The planning pass reads a file this much at a time.
+PLAN_CHUNK = 16 << 20
+
+
+def line_splits(path: Path, size: int, *, quoted: bool = False) -> list[Split]:
+    """A JSON Lines or CSV file cut after a line break about every ``size`` bytes, planned in
+    one pass that also takes the whole file's SHA-256 (the manifest's, which no part could
+    take): each part's first line, and for ``quoted`` CSV its first data row, a cut falling
+    only where the quotes before it are balanced (so never inside a quoted field) and after
+    the header. CSV is read as text, in which a lone carriage return ends a line too; JSON
+    Lines as bytes. A cut the reader does not agree with (a quote the reader does not count:
+    a malformed file) is found when the part before it ends elsewhere (:attr:`Tail.exact`)."""
+    import numpy as np
+
+    cuts: list[tuple[int, int, int]] = []  # (byte, lines before it, data rows before it)
+    digest = hashlib.sha256()
+    off = lines = quotes = records = record_start = 0
+    target = size
+    with path.open("rb") as fh:
+        before = file_identity(fh)
+        while chunk := fh.read(PLAN_CHUNK):
+            if quoted and chunk.endswith(b"\r"):
+                chunk += fh.read(1)  # whether it ends a line is told by the next byte
+            digest.update(chunk)
+            a = np.frombuffer(chunk, np.uint8)
+            breaks = np.flatnonzero(a == 10)
+            ended = np.zeros(breaks.size, np.int64)
+            if quoted:
+                cr = np.flatnonzero(a == 13)
+                lone = cr[a[np.minimum(cr + 1, a.size - 1)] != 10]  # the file's last byte too
+                breaks = np.union1d(breaks, lone)
+                q = np.flatnonzero(a == 34)
+                ends = breaks[((quotes + np.searchsorted(q, breaks)) & 1) == 0]  # a row ends
+                starts = np.concatenate(([record_start - off], ends[:-1] + 1))
+                crlf = (ends > starts) & (a[ends] == 10) & (a[np.maximum(ends - 1, 0)] == 13)
+                ended = records + np.cumsum((ends - starts - crlf) > 0)  # rows not blank
+                quotes += q.size
+            else:
+                ends = breaks
+            while ends.size and target <= off + int(ends[-1]) + 1:
+                j = int(np.searchsorted(ends, target - off - 1))
+                cut = off + int(ends[j]) + 1
+                if not quoted or ended[j] > 0:  # a CSV file's cut comes after its header
+                    cut_lines = lines + int(np.searchsorted(breaks, ends[j], "right"))
+                    cuts.append((cut, cut_lines, max(int(ended[j]) - 1, 0)))
+                target = cut + size
+            if ends.size:
+                record_start = off + int(ends[-1]) + 1
+                records = int(ended[-1])
+            lines += breaks.size
+            off += len(chunk)
+        if file_identity(fh) != before:
+            return []
+    sha = digest.hexdigest()
+    bounds = [(0, 0, 0), *[c for c in cuts if c[0] < off]]
+    return [
+        Split(k, start, bounds[k + 1][0] if k + 1 < len(bounds) else off, line, row, sha, off,
+              before, *(bounds[k + 1][1:] if k + 1 < len(bounds) else (-1, -1)))
+        for k, (start, line, row) in enumerate(bounds)
+    ]  # fmt: skip
 
 
 def describe(value: Any) -> str:
@@ -249,8 +388,13 @@ class Batches:
     the file's digest and size (known only once it is read).
     """
 
-    def __init__(self, path: str, config: Config, format_name: str, *, cells: bool = False) -> None:
+    def __init__(
+        self, path: str, config: Config, format_name: str, *, cells: bool = False,
+        split: Split | None = None,
+    ) -> None:  # fmt: skip
         self.path = path
+        self.split = split
+        self.exact = True  # a part read as the whole file's reader reads it (else: read whole)
         self.config = config
         self.map: FieldMap = mapping_for(config.mapping, path, format_name)
         self.columns: tuple[Column, ...] = self.map.carried()
@@ -311,18 +455,55 @@ class Batches:
         return part
 
     def last(self, sha256: str, size: int) -> SourceFile:
-        # No record, and no finding that says why (a batch is taken only when full, so every
-        # finding of a file without records is in this one): an empty file.
+        """The last batch, with the file's digest and size and the findings about the whole
+        file; a part's last batch carries its :class:`Tail` instead, for :meth:`finish` to
+        say them once the parts are joined."""
+        tail = self.tail()
+        if self.split is None:
+            self.part.findings = self.finish([tail], self.part.findings)
+        part = self.take()
+        part.sha256, part.size = sha256, size
+        if self.split is not None:
+            part.tail = tail  # type: ignore[attr-defined]
+        return part
+
+    def tail(self) -> Tail:
+        return Tail(
+            self.records, self._rows, self._no_text, self._first_fields, dict(self._unseen),
+            self.fields, self._fields_known, self.unreadable,
+            # No record, and no finding that says why (a batch is taken only when full, so
+            # every finding of a file without records is in this one): an empty file.
+            all(f.code == "bom" for f in self.part.findings), self.exact and not self.stopped,
+        )  # fmt: skip
+
+    def finish(self, tails: list[Tail], findings: list[Finding]) -> list[Finding]:
+        """``findings`` with those about the whole file the parts' ``tails`` (in file
+        order) describe: exactly what one reader of the whole file finds at its end."""
+        self.records = sum(t.records for t in tails)
+        self._rows = sum(t.rows for t in tails)
+        self._no_text = [line for t in tails for line in t.no_text]
+        self._first_fields = next((t.first_fields for t in tails if t.no_text), "")
+        unseen = [t.unseen for t in tails]
+        self._unseen = {f: r for f, r in unseen[0].items() if all(f in u for u in unseen)}
+        known = [t.fields for t in tails if t.fields_known]
+        if known:
+            self.fields = dict(known[0])
+        elif not self.records and self._no_text:  # the fields of the first row, as read
+            self.fields = dict(next(t.fields for t in tails if t.no_text))
+        else:
+            self.fields = {f: None for t in tails for f in t.fields}
+        self.unreadable = {f for t in tails for f in t.unreadable}
+        self.part.findings = _first_only(findings)
+        empty = not self.records and all(t.only_bom for t in tails)
         if self._no_text and len(self._no_text) == self._rows:
             self._not_a_source()
-        if not self.records and all(f.code == "bom" for f in self.part.findings):
+            empty = False
+        if empty:
             self.finding("empty-file", 0, "no records: the file holds no rows")
         missing = [(f, r) for f, r in self._unseen.items() if f not in self.unreadable]
         if self.records and missing:
             self._missing(missing)
-        part = self.take()
-        part.sha256, part.size = sha256, size
-        return part
+        return self.part.findings
 
     def _missing(self, missing: list[tuple[str, str]]) -> None:
         """Mapped fields no record has: the id's is an error (every record would lose the
@@ -554,6 +735,9 @@ def columnar_parts(
                 f"the {what} is damaged from row {row + 1} ({reason(exc)}): {lost} not read",
             )  # fmt: skip
             if count is None:
+                # The rest of the file is lost to its one reader; a part cannot tell the parts
+                # after it so: the file is read again whole.
+                out.exact = out.split is None
                 break
         if out.stopped:
             break

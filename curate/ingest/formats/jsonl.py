@@ -21,7 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit
+from curate.ingest.formats import Split
+from curate.ingest.formats.fields import Batches, Hashed, Tabular, line_limit, line_splits
 from validation.config import Config
 from validation.records import SourceFile
 
@@ -57,20 +58,39 @@ class JsonLines(Tabular):
             return _array(fh, out, out.config)
         return _lines(fh, out, out.config, path.name.endswith(".gz"))
 
+    def from_part(
+        self, fh: BinaryIO, path: Path, out: Batches, split: Split
+    ) -> Iterator[SourceFile]:
+        return _lines(fh, out, out.config, False, split)
+
+    def splits(self, path: Path, config: Config, size: int) -> list[Split]:
+        """A ``.jsonl`` file cut on line breaks; a compressed one (read from its start only)
+        and a ``.json`` one (an array, read whole) are one part."""
+        return line_splits(path, size) if path.name.endswith(".jsonl") else []
+
 
 # A .gz file's expansion is checked once this much is decompressed: a small file may expand
 # far (a few repeated lines), and gzip reads its input 128 KiB at a time.
 EXPANSION_FLOOR = 1 << 20
 
 
-def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[SourceFile]:
+def _lines(
+    fh: BinaryIO, out: Batches, config: Config, gz: bool, split: Split | None = None
+) -> Iterator[SourceFile]:
     hashed = Hashed(fh)
     # gzip reads straight from the file, so what it has consumed is what has been hashed.
     stream = gzip.GzipFile(fileobj=hashed, mode="rb") if gz else io.BufferedReader(hashed, 1 << 20)
     limit = line_limit(config)
     number = expanded = 0
+    left = -1  # the bytes of the part still to read (-1: to the end of the file)
+    if split is not None:  # the lines from split.start to split.end, numbered on from its line
+        raw = fh.raw  # type: ignore[attr-defined]
+        raw.seek(split.start)
+        stream = io.BufferedReader(raw, 1 << 20)
+        number, left = split.line, split.end - split.start
     try:
-        while not out.stopped and (data := stream.readline(limit + 1 if limit else -1)):
+        while not out.stopped and left and (data := stream.readline(limit + 1 if limit else -1)):
+            left -= len(data) if split is not None else 0
             number += 1
             expanded += len(data)
             if gz and expanded > EXPANSION_FLOOR and _bomb(out, expanded, hashed.size, number):
@@ -79,6 +99,7 @@ def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[Sou
                 size = len(data)
                 while (more := stream.readline(1 << 20)) and not more.endswith(b"\n"):
                     size += len(more)
+                left -= size - len(data) + len(more) if split is not None else 0
                 out.finding(
                     "record-too-large", number,
                     f"a line of more than {limit:,} bytes ({size + len(more):,}): not read",
@@ -91,6 +112,9 @@ def _lines(fh: BinaryIO, out: Batches, config: Config, gz: bool) -> Iterator[Sou
         out.finding("file-truncated", number + 1, _damage(exc, number, expanded))
     except OSError as exc:
         out.finding("unreadable", number + 1, f"cannot read on from line {number + 1}: {exc}")
+    if split is not None:
+        yield out.last(split.sha256, split.size)
+        return
     yield out.last(hashed.finish(), hashed.size)
 
 
