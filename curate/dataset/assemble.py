@@ -45,7 +45,7 @@ from curate.dedupe.plan import Plan
 from curate.dedupe.policy import RowPolicy
 from curate.dedupe.provenance import FileTodo, todo_by_file
 from curate.engine.serial import SERIAL
-from curate.transform.rows import MADE, MATH_KEPT, take_spool
+from curate.transform.rows import MADE, MATH_KEPT, spool_files, take_spool
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Finding, count
@@ -332,7 +332,8 @@ def task_memory(parts: list[FilePart]) -> int:
     held = 0
     for _, spool, lines, todo in parts:
         with contextlib.suppress(OSError):
-            held += os.path.getsize(spool) * len(todo) // max(1, len(lines))
+            size = sum(os.path.getsize(f) for f in spool_files(spool))
+            held += size * len(todo) // max(1, len(lines))
     return WORKER_BYTES + ROW_COPIES * held
 
 

@@ -144,6 +144,12 @@ class Spool:
             self._writer.close()
 
 
+def spool_files(path: str | Path) -> list[Path]:
+    """The files of one file's spool, in file order: itself, or a file read in parts its
+    folder's, one a part with rows."""
+    return sorted(Path(path).glob("*.arrow")) if Path(path).is_dir() else [Path(path)]
+
+
 def take_spool(path: str | Path, records: Sequence[int]) -> pa.Table:
     """Some rows of one file's spool, by their index in it, ascending: read a record batch at a
     time (:data:`SPOOL_BATCH_ROWS` rows at most) and only the batches that hold one of them, so
@@ -153,19 +159,27 @@ def take_spool(path: str | Path, records: Sequence[int]) -> pa.Table:
 
     wanted = np.asarray(records, np.int64)
     taken: list[pa.Table] = []
-    with pa.OSFile(str(path)) as source:
-        reader = ipc.open_file(source)
-        first = 0
-        for i in range(reader.num_record_batches):
-            batch = reader.get_batch(i)
-            low, high = np.searchsorted(wanted, [first, first + batch.num_rows])
-            if high > low:
-                rows = pa.Table.from_batches([batch]).take(pa.array(wanted[low:high] - first))
-                taken.append(rows.combine_chunks())  # its own buffers, not the batch's
-            first += batch.num_rows
-            if high == len(wanted):
-                break
-        return pa.concat_tables(taken) if taken else reader.schema.empty_table()
+    first = high = 0
+    schema = None
+    for part in spool_files(path):
+        with pa.OSFile(str(part)) as source:
+            reader = ipc.open_file(source)
+            schema = reader.schema
+            for i in range(reader.num_record_batches):
+                batch = reader.get_batch(i)
+                low, high = np.searchsorted(wanted, [first, first + batch.num_rows])
+                if high > low:
+                    rows = pa.Table.from_batches([batch]).take(pa.array(wanted[low:high] - first))
+                    taken.append(rows.combine_chunks())  # its own buffers, not the batch's
+                first += batch.num_rows
+                if high == len(wanted):  # past the last row wanted: no more batches to read
+                    break
+        if high == len(wanted):
+            break
+    if taken:
+        return pa.concat_tables(taken)
+    assert schema is not None, "a spool has a file"
+    return schema.empty_table()
 
 
 def read_spool(path: str | Path) -> pa.Table:
