@@ -251,6 +251,9 @@ def adversarial(size: int) -> dict[str, str]:
         '"$= a " * N': "$= a " * size,
         '"\\( " * N': "\\( " * size,
         '"$$x\\$$" * N/2': "$$x\\$$" * (size // 2),  # argv holds at most 128 KiB
+        '"$\\\\text{$" * N/2': "$\\text{$" * (size // 2),
+        '"\\\\text{$ " * N/2': "\\text{$ " * (size // 2),
+        '"$a\\\\mbox{" * N/2': "$a\\mbox{" * (size // 2),
     }
 
 

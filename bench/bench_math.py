@@ -97,14 +97,40 @@ def is_super_or_sub(ch: str) -> bool:
     return unicodedata.decomposition(ch).startswith(("<super>", "<sub>"))
 
 
+def closing_dollar(text: str, pos: int) -> int:
+    """The `$` that closes an inline formula read from ``pos``, outside braces, as TeX and
+    MathJax read it (`$M_{\\text{$x$}}$`); -1 if none within 1,000 characters."""
+    depth, k = 0, pos
+    while k < min(len(text), pos + 1000):
+        ch = text[k]
+        if ch == "\\":
+            k += 2
+            continue
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            return -1
+        if ch == "$" and depth == 0:
+            return k
+        k += 1
+    return -1
+
+
 def math_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, inside) of each math span; a price pair (`$5 and $`) is not one."""
+    """(start, end, inside) of each math span; a price pair (`$5 and $`) is not one. An inline
+    span whose braces are still open at its `$` runs to the `$` outside braces, if any."""
     out = []
-    for m in SPAN.finditer(text):
+    pos = 0
+    while m := SPAN.search(text, pos):
+        start, end = m.span()
         inner = next(g for g in m.groups() if g is not None)
+        if m.group("i") is not None and inner.count("{") > inner.count("}"):
+            close = closing_dollar(text, start + 1)
+            if close > 0:
+                end, inner = close + 1, text[start + 1 : close]
+        pos = end
         if m.group("i") is not None and inner[:1].isdigit() and inner[-1:].isspace():
             continue
-        out.append((m.start(), m.end(), inner))
+        out.append((start, end, inner))
     return out
 
 

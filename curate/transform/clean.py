@@ -487,7 +487,7 @@ _ACCENT_MARKS = {
 _BASE = r"(?:\\([ij])(?![A-Za-z])|([A-Za-z]))"
 _ACCENT = re.compile(
     rf"\\(['`^\"~=.])\s*(?:\{{\s*{_BASE}\s*\}}|{_BASE})"
-    rf"|\\([uvHckrdb])(?:\s*\{{\s*{_BASE}\s*\}}|\s+([A-Za-z])(?![A-Za-z]))"
+    rf"|\\([uvHckrdb])(?:\s*\{{\s*{_BASE}\s*\}}|\s+([A-Za-z]))"
 )
 
 
@@ -830,10 +830,10 @@ def _set_aside_prose_math(text: str, convert: Callable[[str], str]) -> str:
 
 
 # Display environments typed in prose (`such that \begin{align*} \frac{1}{n} … \end{align*}`):
-# curate.transform.texmath writes no environment faithfully, and text mode read them as prose
-# (`\frac`
-# became "%s/%s", `\|x\|` lost its bars, `\left(` became "left("). They are published as their
-# TeX, whole, and counted as math kept.
+# text mode read them as prose (`\frac` became "%s/%s", `\|x\|` lost its bars, `\left(` became
+# "left("). One that holds a single formula (no `&` alignment, no `\\` row) is that formula
+# displayed, as `\[…\]` is, and is converted by the math rules (its equation number is not in
+# the text); one with rows or alignment is published as its TeX, whole, and counted as math kept.
 _MATH_ENVIRONMENTS = (
     "equation", "align", "gather", "multline", "eqnarray", "flalign", "alignat", "displaymath",
     "math",
@@ -841,8 +841,8 @@ _MATH_ENVIRONMENTS = (
 _ENV_BEGIN = re.compile(r"\\begin\{(" + "|".join(_MATH_ENVIRONMENTS) + r")(\*?)\}")
 
 
-def _set_aside_environments(text: str, keep: Callable[[str], str]) -> str:
-    r"""``text`` with each closed math environment replaced by ``keep(environment)``.
+def _set_aside_environments(text: str, keep: Callable[[str, str], str]) -> str:
+    r"""``text`` with each closed math environment replaced by ``keep(environment, body)``.
 
     Linear: an environment whose ``\end`` is missing is not looked for again.
     """
@@ -858,9 +858,75 @@ def _set_aside_environments(text: str, keep: Callable[[str], str]) -> str:
         if end < 0:
             unclosed.add(name)
             continue
+        body = text[m.end() : end]
         end += len(end_tag)
-        out += [text[pos : m.start()], keep(text[m.start() : end])]
+        out += [text[pos : m.start()], keep(text[m.start() : end], body)]
         pos = end
+    return "".join(out) + text[pos:] if out else text
+
+
+# A formula whose text argument holds formulas of its own (`$M_{\text{$\mathrm{H\,I}$}}$`,
+# `$\textit{$\underline{G}$raph …}$`): a `$` inside braces does not close the formula, as in
+# TeX and in MathJax, which renders these abstracts; residue.MATH, which pairs dollars without
+# reading braces, would cut it at the inner `$`. The formula is found here first, from each text
+# command whose argument holds a `$`: at most 600 characters from its opening `$`, and at most
+# 6,000 in all for a record, so that `"\text{$ " * N` costs no more than a few formulas.
+_NESTED_TEXT = re.compile(
+    r"\\(?:text(?:rm|it|bf|sf|tt|up|md|sl|normal)?|mbox|hbox)\s*(?=\{[^{}]*(?<!\\)\$)"
+)
+_NESTED_BUDGET = 6000
+
+
+def _formula_end(text: str, pos: int, stop: int) -> int:
+    """The index after the `$` that closes, outside braces, the formula whose text starts at
+    ``pos``; -1 if none before ``stop`` or a brace closes what it did not open."""
+    depth = 0
+    k = pos
+    while k < stop:
+        ch = text[k]
+        if ch == "\\":
+            k += 2  # an escaped character (`\{`, `\$`) or a command's first letter
+            continue
+        if ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth < 0:
+                return -1
+        elif ch == "$" and depth == 0:
+            return k + 1
+        k += 1
+    return -1
+
+
+def _set_aside_nested_math(text: str, convert: Callable[[str], str]) -> str:
+    out: list[str] = []
+    pos = 0
+    dollars, last = 0, -1  # unescaped dollars from `pos` on, and where the last one is
+    counted = 0
+    budget = _NESTED_BUDGET
+    for m in _NESTED_TEXT.finditer(text):
+        if m.start() < pos:
+            continue
+        if budget <= 0:
+            break
+        found = text.count("$", counted, m.start()) - text.count("\\$", counted, m.start())
+        if found:
+            dollars += found
+            last = text.rfind("$", counted, m.start())
+        counted = m.start()
+        # Inside an inline formula: an odd number of dollars since the last formula set aside,
+        # the last of them single (`$$` is display math, left to residue.MATH) and unescaped.
+        if dollars % 2 == 0 or "$$" in text[max(0, last - 1) : last + 2] or text[last - 1] == "\\":
+            continue
+        stop = min(len(text), last + 1 + min(600, budget))
+        budget -= stop - last - 1
+        end = _formula_end(text, last + 1, stop)
+        if end < 0:
+            continue
+        out += [text[pos:last], convert(text[last:end])]
+        pos = counted = end
+        dollars = 0
     return "".join(out) + text[pos:] if out else text
 
 
@@ -945,11 +1011,20 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
             kept.append(span)
             return saved.keep(span)
 
+        def environment(span: str, body: str) -> str:
+            if math == "unicode" and "&" not in body and "\\\\" not in body:
+                result = _math_to_text("$$" + body + "$$", math)
+                if not result.kept:
+                    return saved.keep(result.text)
+            return keep_as_tex(span)
+
         if residue.may_have("latex", text):
             if "\\begin{" in text:
-                text = _set_aside_environments(text, keep_as_tex)
+                text = _set_aside_environments(text, environment)
             if '$"$' in text or "$`" in text or "$'" in text:
                 text = _math_quotes(text)
+            if "\\text" in text or "box{" in text:
+                text = _set_aside_nested_math(text, convert)
             text = residue.MATH.sub(lambda m: convert(m.group()), text)
             # Symbols typed without dollars (`69.9\pm 1.4`, `\sigma_v`) are formulas too.
             if "\\" in text:

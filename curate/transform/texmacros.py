@@ -21,9 +21,9 @@ __all__ = ["arity", "defines", "render"]
 _TABLE = texpackages.by_name()
 _KINDS_WITH_ARGUMENTS = frozenset(
     "ion fraction binom argument accent operator delimited quantity units number range angle "
-    "differential derivative ce".split()
+    "differential derivative ce ch".split()
 )
-_ARITY = {"ion": 2, "fraction": 2, "binom": 2, "argument": 1, "accent": 1, "ce": 1}
+_ARITY = {"ion": 2, "fraction": 2, "binom": 2, "argument": 1, "accent": 1, "ce": 1, "ch": 1}
 _ACCENT_MARKS = {"va": "\u20d7", "vectorarrow": "\u20d7", "vu": "\u0302", "vectorunit": "\u0302"}
 
 Token = tuple[str, object]
@@ -50,8 +50,13 @@ def render(name: str, tokens: list[Token], i: int, pieces: list[Any], hooks: Any
         return _delimited(name, tokens, i, pieces, hooks)
     if kind in ("differential", "derivative"):
         return _derivative(name, tokens, i, pieces, hooks)
-    if kind == "ce":
+    if kind in ("ce", "ch"):
+        j = hooks.skip_blanks(tokens, i)
+        if kind == "ch" and not (j < len(tokens) and tokens[j][0] == "g"):
+            raise hooks.Unfaithful("\\ch without its braced formula")  # `\ch[options]{…}`
         arg, i = hooks.argument(tokens, i)
+        if kind == "ch" and not _CH_COMPOUND.fullmatch(_shape(arg)):
+            raise hooks.Unfaithful("\\ch of more than one compound")
         pieces.append(_ce(arg, hooks))
         return i
     return _siunitx(kind, name, tokens, i, pieces, hooks)
@@ -345,7 +350,18 @@ def _physics_qty(tokens: list[Token], j: int, pieces: list[Any], h: Any) -> int:
     raise h.Unfaithful("unclosed \\qty")
 
 
-# --- mhchem -------------------------------------------------------------------------------------
+# --- mhchem and chemformula ---------------------------------------------------------------------
+# chemformula's `\ch{…}` where it prints what mhchem's `\ce{…}` does: one compound, no blank, a
+# letter or bracket first, a charge only at the end or after `^` (validation/texpackages/
+# chemformula.py). `G` stands for a braced group, which only a script may take.
+_CH_COMPOUND = re.compile(r"[A-Za-z(\[](?:[A-Za-z0-9()\[\]]|_G|_\d+)*(?:\^G|\^\d*[+-]|[+-])?")
+
+
+def _shape(arg: list[Token]) -> str:
+    """The argument's characters, a group as ``G`` and a macro as ``\\``."""
+    return "".join({"g": "G", "m": "\\"}.get(kind, str(value)) for kind, value in arg)
+
+
 _ARROWS = (("<=>", "⇌"), ("<->", "↔"), ("->", "→"), ("<-", "←"))
 
 

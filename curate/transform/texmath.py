@@ -207,16 +207,33 @@ _ASCII_WORD = re.compile(r"[A-Za-z]*")
 Token = tuple[str, object]
 
 
-def _tokens(nodes: list[latexwalker.LatexNode]) -> list[Token]:
+# Commands whose argument is text, where `$…$` is a formula again (`M_{\text{$\mathrm{H\,I}$}}`).
+_TEXT_COMMANDS = frozenset(
+    "text textrm textit textbf textsf texttt textup textmd textsl textnormal mbox hbox".split()
+)
+
+
+def _tokens(nodes: list[latexwalker.LatexNode], text_argument: bool = False) -> list[Token]:
+    """The formula as tokens; ``text_argument``: the nodes are a text command's argument, whose
+    inline formulas are math inside the math (a group of their own)."""
     out: list[Token] = []
+    after_text = False  # the previous node is a text command: a group next is its argument
     for node in nodes:
+        follows_text, after_text = after_text, False
         if node.isNodeType(latexwalker.LatexCharsNode):
             out.extend(("c", ch) for ch in node.chars)
         elif node.isNodeType(latexwalker.LatexGroupNode):
             if node.delimiters != ("{", "}"):
                 raise Unfaithful("bracket group")
+            out.append(("g", _tokens(node.nodelist, follows_text)))
+        elif (
+            text_argument
+            and node.isNodeType(latexwalker.LatexMathNode)
+            and node.delimiters == ("$", "$")
+        ):
             out.append(("g", _tokens(node.nodelist)))
         elif node.isNodeType(latexwalker.LatexMacroNode):
+            after_text = node.macroname in _TEXT_COMMANDS
             name = node.macroname
             # TeX ends a control word at the first character that is not an ASCII letter:
             # `\\hbarω` is `\\hbar ω`, where pylatexenc reads one macro `hbarω`.
@@ -480,6 +497,8 @@ def _render(tokens: list[Token]) -> str:
 def _character(ch: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int:
     """A character of the formula (``tokens[i - 1]``): scripts, and the few with a meaning."""
     if ch in "^_":
+        if i < len(tokens) and tokens[i][0] != "g" and tokens[i] in _SWITCH_OR_BLANK:
+            i = _font_switch_script(tokens, i)  # `_\\rm{…}`, rare: looked at only then
         arg, i = _argument(tokens, i)
         first = _render(arg)
         other = "_" if ch == "^" else "^"
@@ -500,6 +519,25 @@ def _character(ch: str, tokens: list[Token], i: int, pieces: list[Piece]) -> int
         raise Unfaithful(f"{ch!r} in math")
     else:
         pieces.append(ch)
+    return i
+
+
+# LaTeX 2.09's font switches, which take no argument.
+_OLD_FONTS = frozenset("rm bf it sf tt".split())
+_SWITCH_OR_BLANK = frozenset([("c", " ")] + [("m", name) for name in _OLD_FONTS])
+
+
+def _font_switch_script(tokens: list[Token], i: int) -> int:
+    """Where a script's argument starts: after a font switch (``M_\\rm{\\ast}``) when a group
+    ends the formula after it. MathJax, which renders arXiv's and OpenReview's abstracts, takes
+    the group for the script; TeX stops at the switch ("Missing { inserted") and puts the rest
+    of the formula in the script: here both are the group. Before more of the formula the two
+    readings differ, and the empty script keeps the formula as TeX."""
+    j = _skip_blanks(tokens, i)
+    if j < len(tokens) and tokens[j][0] == "m" and tokens[j][1] in _OLD_FONTS:
+        k = _skip_blanks(tokens, j + 1)
+        if k < len(tokens) and tokens[k][0] == "g" and _skip_blanks(tokens, k + 1) == len(tokens):
+            return k
     return i
 
 

@@ -26,8 +26,9 @@ def _clean(raw: str) -> tuple[str, tuple[str, ...]]:
         # arXiv:2505.06642: `\LCDM{}` is kept as typed, not deleted.
         (r"in a \LCDM{} universe", r"in a \LCDM{} universe", r"\LCDM{}"),
         # An unknown macro with an argument: what it prints is unknown, so it is kept whole
-        # (arXiv:2505.22314, `\ch{CH3+}`, chemformula's).
-        (r"and \ch{CH3+} ions", r"and \ch{CH3+} ions", r"\ch{CH3+}"),
+        # (neurips2018:row0077, `\emc{margin}`).
+        (r"The notion of \emc{margin}, minimum", r"The notion of \emc{margin}, minimum",
+         r"\emc{margin}"),
     ],
 )  # fmt: skip
 def test_an_unknown_macro_with_a_group_is_kept_as_typed_and_flagged(

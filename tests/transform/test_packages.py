@@ -8,9 +8,18 @@ import pytest
 from curate.transform.clean import clean_text
 from curate.transform.texmath import convert
 from validation import texpackages
-from validation.texpackages import aastex, amsmath, csquotes, cvpr, mhchem, physics, siunitx
+from validation.texpackages import (
+    aastex,
+    amsmath,
+    chemformula,
+    csquotes,
+    cvpr,
+    mhchem,
+    physics,
+    siunitx,
+)
 
-MODULES = (aastex, amsmath, csquotes, cvpr, mhchem, physics, siunitx)
+MODULES = (aastex, amsmath, chemformula, csquotes, cvpr, mhchem, physics, siunitx)
 ENTRIES = texpackages.entries()
 
 
@@ -79,6 +88,9 @@ def test_a_name_two_packages_define_has_one_kind() -> None:
         (r"$\qty(\frac{a}{b})$ is", "(a/b) is"),
         (r"water \ce{H2O} and \ce{SO4^2-} ions", "water H₂O and SO₄²⁻ ions"),
         (r"the Sun ($M_\sun$) at 5\arcsec and 2\farcm5", "the Sun (M_⊙) at 5″ and 2.′5"),
+        # chemformula's one compound (arXiv:2505.22314, in prose; the others written here).
+        (r"In contrast, \ch{CH3+} and PAHs are found", "In contrast, CH₃⁺ and PAHs are found"),
+        (r"$\ch{Ca^{2+}}$ and \ch{(NH4)2SO4} salts", "Ca²⁺ and (NH₄)₂SO₄ salts"),
     ],
 )
 def test_package_macros_convert_in_prose_and_math(raw: str, clean: str) -> None:
@@ -92,6 +104,14 @@ def test_package_macros_convert_in_prose_and_math(raw: str, clean: str) -> None:
         r"with \ce{A ->[H2O] B} here",  # an arrow with a label: kept whole, never half
         r"the \SI{3}{\kms} speed",  # an author's unit inside siunitx's command
         r"an $\ev(x)$ value",  # physics takes braces: `(` is not its argument
+        # chemformula where it prints what mhchem does not: a bond, a stoichiometric factor (a
+        # subscript in chemformula), parts separated by blanks, an adduct, an isotope, options.
+        r"ethane \ch{CH3-CH3} gas",
+        r"the \ch{2H2O} term",
+        r"the \ch{A + B} reaction",
+        r"gypsum \ch{CaSO4.H2O} here",
+        r"the \ch{^{14}C} isotope",
+        r"the \ch[font-series=bx]{H2O} molecule",
     ],
 )
 def test_what_a_package_macro_cannot_write_faithfully_is_kept_whole(raw: str) -> None:

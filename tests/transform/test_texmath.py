@@ -488,6 +488,56 @@ def test_unknown_macros_are_kept_as_tex(span: str) -> None:
     assert result.kept and result.text == "$" + " ".join(span.strip("()")[1:-1].split()) + "$"
 
 
+@pytest.mark.parametrize(
+    ("span", "expected"),
+    [
+        # A script after LaTeX 2.09's font switch, the group ending the formula: MathJax takes
+        # the group for the script, and TeX, recovering from "Missing { inserted", the rest of
+        # the formula, which is the group (arXiv:2506.13852; the others written for the test).
+        (r"$M_\rm{\ast}$", "M_∗"),
+        (r"$M_\rm {gas}$", "M_(gas)"),
+        (r"$x^\bf{2}$", "x²"),
+        (r"$a+T_\it{eff}$", "a+T_(eff)"),
+    ],
+)
+def test_a_font_switch_before_a_scripts_final_group_is_the_groups_font(
+    span: str, expected: str
+) -> None:
+    assert convert(span) == MathResult(expected, kept=False)
+
+
+def test_a_font_switch_script_before_more_formula_stays_tex() -> None:
+    # The two readings differ (TeX's script runs to the end, MathJax's is the group).
+    assert convert(r"$M_\rm{gas} x$") == MathResult(r"$M_\rm{gas} x$", kept=True)
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # A text command's argument holding formulas: a `$` inside braces does not close the
+        # formula (as in TeX and MathJax). arXiv:2505.15983 and openreview:NCT3w7VKjo, shortened.
+        (r"mass ($M_{\text{$\mathrm{H\,I}$}}\sim10^{7} M_\odot$) sources",
+         "mass (M_(H I)∼10⁷ M_⊙) sources"),
+        (r"named $\textit{$\underline{G}$raph $\underline{P}$U Learning}$ (GPL)",
+         "named G̲raph P̲U Learning (GPL)"),
+        # Written for the test: several in one formula, beside ordinary ones.
+        (r"$a$ and $c \text{ if $d > 0$ or $e$}$ and $f$", "a and c if d > 0 or e and f"),
+        (r"$$x = \mbox{$y$ here}$$ then", "x = y here then"),
+    ],
+)  # fmt: skip
+def test_a_formula_inside_a_text_argument_inside_a_formula_is_math(raw: str, expected: str) -> None:
+    result = clean_text(raw)
+    assert (result.text, result.math_kept) == (expected, ())
+
+
+def test_a_formula_whose_braces_do_not_close_is_not_read_past_its_dollar() -> None:
+    # neurips2018:row0034: the source lacks a `}`; the formula stays TeX as before, and the
+    # text command after it is prose.
+    result = clean_text(r"in $\widetilde{O(m/\epsilon^2)$ time, \text{$q$} here")
+    assert result.text == r"in $\widetilde{O(m/\epsilon^2)$ time, q here"
+    assert result.math_kept == (r"$\widetilde{O(m/\epsilon^2)$",)
+
+
 def test_a_new_row_in_a_formula_stays_tex() -> None:
     assert convert(r"$a \\ b$") == MathResult(r"$a \\ b$", kept=True)
 

@@ -47,10 +47,19 @@ def _table(package: str, source: str, rows: list[tuple[str, ...]]) -> tuple[Macr
 @lru_cache(maxsize=1)
 def entries() -> tuple[Macro, ...]:
     """Every entry of every package table, in a fixed order."""
-    from validation.texpackages import aastex, amsmath, csquotes, cvpr, mhchem, physics, siunitx
+    from validation.texpackages import (
+        aastex,
+        amsmath,
+        chemformula,
+        csquotes,
+        cvpr,
+        mhchem,
+        physics,
+        siunitx,
+    )
 
     out: tuple[Macro, ...] = ()
-    for module in (aastex, siunitx, physics, mhchem, amsmath, csquotes, cvpr):
+    for module in (aastex, siunitx, physics, mhchem, chemformula, amsmath, csquotes, cvpr):
         out += _table(module.PACKAGE, module.SOURCE, list(module.ROWS))
     return out
 
