@@ -3,15 +3,16 @@
 The rows were made when each file was scanned (:mod:`curate.transform.rows`) and wait in a
 spool, one Arrow file per drop. Here the survivors of deduplication and the row policies are
 taken from it and given their flags and provenance. The table is ordered by id, but records
-arrive in file order, so this is done a few files at a time (tasks, on the engine), each task's
-rows grouped by the first hex digit of the id (16 buckets; two digits, 256, for a large table)
-in one file on disk, which counts the rows of each bucket and split. The table's files
+arrive in file order, so this is done a few files at a time, or a part of a large file (tasks,
+on the engine, of a bounded number of rows, held as Arrow columns), each task's rows grouped by
+the first hex digit of the id (16 buckets; two digits, 256, for a large table) in one file on
+disk, which counts the rows of each bucket and split. The table's files
 (:mod:`curate.dataset.layout`: each split's rows in id order, cut every ``shard_size`` rows)
 are planned from those counts alone, and each is written by a task of its own (on the engine
 too): it reads its buckets from every task's file, sorts them and hands its rows to the table
 writer. The driver combines what the tasks say of their files (rows, bytes, SHA-256, figures,
-the rows' digests for the fingerprint) and reads no row. Memory is bounded by one bucket, not
-by the corpus, and the output is the same bytes whatever runs the tasks.
+the rows' digests for the fingerprint) and reads no row. Memory is bounded by one bucket, or
+by a task's rows, not by the corpus, and the output is the same bytes whatever runs the tasks.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import re
 import tempfile
 import time
@@ -37,13 +39,13 @@ import validation.checks  # noqa: F401  (registers `math-kept`, which the rows r
 from curate.dataset.layout import Layout, Piece, Shard, split_of
 from curate.dataset.layout import plan as plan_shards
 from curate.dataset.manifest import row_digests
-from curate.dataset.table import SOURCE_ID, TEXT, Contract, check_rows
+from curate.dataset.table import SOURCE_ID, TEXT, Contract, check_table
 from curate.dataset.writers import DataFile, open_writer, suffix
 from curate.dedupe.plan import Plan
 from curate.dedupe.policy import RowPolicy
 from curate.dedupe.provenance import FileTodo, todo_by_file
 from curate.engine.serial import SERIAL
-from curate.transform.rows import MADE, MATH_KEPT, read_spool
+from curate.transform.rows import MADE, MATH_KEPT, spool_files, take_spool
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Finding, count
@@ -70,7 +72,16 @@ BUCKET_SPANS = b"curate.buckets"
 PARALLEL_MIN_RECORDS = 5_000
 TASK_ROWS = 4_000  # rows per assembly task, at least: see rows_of_files
 TASKS = 128  # ...or more rows, so a large table makes about this many tasks (and task files)
+# ...and this many at most, so that a task's memory is bounded whatever the size of a file or
+# of the table: a file with more survivors is cut into several tasks.
+TASK_ROWS_MAX = 50_000
+# What an assembly task declares it holds (`task_memory`), measured with bench/bench_assembly.py:
+# a worker with pyarrow and numpy loaded, and the rows' spooled bytes this many times over (the
+# rows taken, their digests' encoding, the rows sorted by bucket).
+WORKER_BYTES = 200 * 2**20
+ROW_COPIES = 3
 BATCH_ROWS = 20_000  # rows a bucket hands the writer at a time
+DIGEST_ROWS = 1_000  # rows whose digests a task makes at a time
 Say = Callable[[str], None]
 
 
@@ -130,6 +141,7 @@ class AssemblyTask:
     # The table's splits and their shares (the layout's): the file counts each bucket's rows
     # of each split, from which the shards are planned.
     splits: tuple[tuple[str, float], ...] = (("train", 1.0),)
+    memory: int = 0  # the bytes it holds at its peak (`task_memory`), for an engine to reserve
 
 
 def bucket_names(total: int) -> list[str]:
@@ -149,63 +161,134 @@ def rows_of_files(task: AssemblyTask) -> tuple[list[Finding], Counter[str]]:
     contract and written, grouped by id bucket, into one file; returns the ``math-kept``
     findings of those rows and, for each macro name in their kept TeX, how many rows hold it.
 
-    Several small files make one task: the contract's check and the bucket writes cost about
-    the same for ten rows as for thousands.
+    The rows stay Arrow columns: taken from the spool by record, the flags and sources built
+    as columns beside them, and checked and hashed a column at a time; only the provenance the
+    task was given and the few rows with kept TeX are Python values. Several small files make
+    one task (the contract's check and the bucket writes cost about the same for ten rows as
+    for thousands), and a large file several, so a task holds at most about
+    :data:`TASK_ROWS_MAX` rows, whatever the size of its files.
     """
     kept: list[Finding] = []
     macros: Counter[str] = Counter()
-    rows: list[dict[str, Any]] = []
-    for path, spooled, lines, todo in task.parts:
-        spool = read_spool(Path(spooled))
-        picked = spool.take(pa.array([t[0] for t in todo], pa.int64())).to_pylist()
-        for row, (ri, rid, sources, flags, places) in zip(picked, todo, strict=True):
-            if not row.pop(MADE) or row["id"] != rid:
-                raise RuntimeError(
-                    f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the "
-                    "file was checked; this is a bug in curate"
-                )
-            spans = row.pop(MATH_KEPT)
-            kept.extend(_math_kept(path, int(lines[ri]), spans, task.config, task.math))
-            if spans:
-                macros.update({name for span in spans for name in _MACRO.findall(span)})
-            # A row that publishes TeX says so, whatever the finding's severity: a consumer
-            # filters or renders such rows by this flag.
-            row["flags"] = sorted({*flags, "math-kept"}) if spans else flags
-            row["sources"] = sources
-            if SOURCE_ID in task.contract.descriptions:
-                row[SOURCE_ID] = sources[0].get(SOURCE_ID)
-            row[PLACES] = [{"file": s["file"], **p} for s, p in zip(sources, places, strict=True)]
-        rows += picked
-    if not rows:
+    made = [_rows_of_file(task, part, kept, macros) for part in task.parts]
+    if not made:
         return kept, macros
-    check_rows(rows, task.contract)
-    table = pa.Table.from_pylist(rows, schema=task.contract.schema)
-    named = table.rename_columns(list(task.published)) if task.published else table
-    table = table.append_column(DIGEST, pa.array(row_digests(named), pa.string()))
-    table = table.append_column(PLACES, pa.array([r[PLACES] for r in rows], PLACES_TYPE))
-    # One file per task, its rows grouped by bucket, and the record batches of each bucket
-    # named in the file's metadata. Grouped with one stable sort and cut into runs, rather than
-    # filtered once per bucket: 256 passes over every task's rows cost more than making them,
-    # and a file per bucket and task made 32,768 files at 256 buckets.
-    first = pc.utf8_slice_codeunits(table.column("id"), 0, len(task.buckets[0])).combine_chunks()
-    order = pc.sort_indices(first)
-    table = table.take(order)
-    runs = pc.run_end_encode(first.take(order))  # one array: a bucket is one run
-    batches: list[pa.RecordBatch] = []
-    spans: dict[str, list[Any]] = {}
-    split = split_of(table.column("id"), dict(task.splits))
-    start = 0
-    for bucket, end in zip(runs.values.to_pylist(), runs.run_ends.to_pylist(), strict=True):
-        part = table.slice(start, end - start).to_batches()
-        rows = np.bincount(split[start:end], minlength=len(task.splits)).tolist()
-        spans[bucket] = [len(batches), len(part), rows]
-        batches += part
-        start = end
-    schema = table.schema.with_metadata({BUCKET_SPANS: json.dumps(spans)})
-    with ipc.new_file(task.out, schema) as writer:
-        for batch in batches:
-            writer.write_batch(batch)
+    rows = pa.concat_tables([t for t, _ in made])
+    places = pa.chunked_array([p for _, p in made], PLACES_TYPE)
+    del made
+    check_table(rows.append_column(PLACES, places), task.contract)
+    named = rows.rename_columns(list(task.published)) if task.published else rows
+    # The digests' encoding holds a copy of every value: made a slice of rows at a time.
+    digests = pa.chunked_array(
+        [
+            pa.array(row_digests(named.slice(start, DIGEST_ROWS)), pa.string())
+            for start in range(0, rows.num_rows, DIGEST_ROWS)
+        ],
+        pa.string(),
+    )
+    held = [rows.append_column(DIGEST, digests).append_column(PLACES, places)]
+    del rows, named, places, digests  # the task's rows are `held`'s alone, to be let go of
+    _write_task_file(held, task.buckets, dict(task.splits), task.out)
     return kept, macros
+
+
+def _write_task_file(
+    held: list[pa.Table], buckets: list[str], splits: dict[str, float], out: str
+) -> None:
+    """A task's rows (the one table in ``held``, taken from it), grouped by bucket, into one
+    file, and the record batch of each bucket and its rows of each split named in the file's
+    metadata. Grouped with one
+    stable sort and cut into runs, rather than filtered once per bucket: 256 passes over every
+    task's rows cost more than making them, and a file per bucket and task made 32,768 files at
+    256 buckets. A bucket's rows are taken and written in turn, so that beside the task's rows
+    the task holds one bucket's copy, not a copy of them all."""
+    table = held.pop()
+    first = pc.utf8_slice_codeunits(table.column("id"), 0, len(buckets[0])).combine_chunks()
+    order = pc.sort_indices(first)
+    runs = pc.run_end_encode(first.take(order))  # one array: a bucket is one run
+    ends = runs.run_ends.to_pylist()
+    schema = table.schema
+    columns = []
+    for name in schema.names:  # one chunk a column (a take from chunks joins them, each time)
+        columns.append(table.column(name).combine_chunks())
+        table = table.drop_columns([name])  # the chunks let go of as their copy is made
+    table = pa.Table.from_arrays(columns, schema=schema)
+    del columns
+    split = split_of(table.column("id").take(order), splits)
+    spans: dict[str, list[Any]] = {}
+    start = 0
+    for i, (bucket, end) in enumerate(zip(runs.values.to_pylist(), ends, strict=True)):
+        rows = np.bincount(split[start:end], minlength=len(splits)).tolist()
+        spans[bucket] = [i, 1, rows]  # one batch a bucket
+        start = end
+    with ipc.new_file(out, schema.with_metadata({BUCKET_SPANS: json.dumps(spans)})) as writer:
+        start = 0
+        for end in ends:
+            writer.write_batch(table.take(order[start:end]).to_batches()[0])
+            start = end
+
+
+def _rows_of_file(
+    task: AssemblyTask, part: FilePart, kept: list[Finding], macros: Counter[str]
+) -> tuple[pa.Table, pa.Array]:
+    """One file's part of a task: its survivors' rows as the table's columns, and where each
+    of their sources is; adds the ``math-kept`` findings and macros of their kept TeX."""
+    path, spooled, lines, todo = part
+    picked = take_spool(spooled, [t[0] for t in todo])
+    ids = pa.array([t[1] for t in todo], pa.string())
+    made = pc.and_kleene(picked.column(MADE), pc.equal(picked.column("id"), ids))
+    unmade = np.flatnonzero(~made.fill_null(False).to_numpy(zero_copy_only=False))
+    if unmade.size:
+        ri, rid = todo[unmade[0]][:2]
+        raise RuntimeError(
+            f"{path}:{int(lines[ri])}: the row of record {rid} was not made when the file was "
+            "checked; this is a bug in curate"
+        )
+    flags = [t[3] for t in todo]
+    spans = picked.column(MATH_KEPT)
+    for i in np.flatnonzero(pc.list_value_length(spans).to_numpy()):
+        row_spans = spans[int(i)].as_py()
+        kept.extend(_math_kept(path, int(lines[todo[i][0]]), row_spans, task.config, task.math))
+        macros.update({name for span in row_spans for name in _MACRO.findall(span)})
+        # A row that publishes TeX says so, whatever the finding's severity: a consumer
+        # filters or renders such rows by this flag.
+        flags[i] = sorted({*flags[i], "math-kept"})
+    schema = task.contract.schema
+    sources, offsets = _sources(todo, schema.field("sources").type)
+    given = {"flags": pa.array(flags, schema.field("flags").type), "sources": sources}
+    if SOURCE_ID in task.contract.descriptions:
+        given[SOURCE_ID] = pa.array([t[2][0].get(SOURCE_ID) for t in todo], pa.string())
+    columns = [
+        given[f.name] if f.name in given
+        else picked.column(f.name) if f.name in picked.column_names
+        else pa.nulls(len(todo), f.type)
+        for f in schema
+    ]  # fmt: skip
+    places = [p for t in todo for p in t[4]]
+    spots = pa.StructArray.from_arrays(
+        [
+            sources.values.field("file"),
+            pa.array([p["line"] for p in places], pa.int32()),
+            pa.array([p["row"] for p in places], pa.int32()),
+        ],
+        fields=list(PLACES_TYPE.value_type),
+    )
+    return (
+        pa.Table.from_arrays(columns, schema=schema),
+        pa.ListArray.from_arrays(offsets, spots, type=PLACES_TYPE),
+    )
+
+
+def _sources(todo: FileTodo, kind: pa.ListType) -> tuple[pa.ListArray, pa.Array]:
+    """The ``sources`` column of some survivors, from their provenance: a field at a time over
+    every occurrence, cut into rows by offsets; and the offsets."""
+    each = [s for t in todo for s in t[2]]
+    offsets = pa.array(np.cumsum([0, *(len(t[2]) for t in todo)]), pa.int32())
+    fields = list(kind.value_type)
+    items = pa.StructArray.from_arrays(
+        [pa.array([s.get(f.name) for s in each], f.type) for f in fields], fields=fields
+    )
+    return pa.ListArray.from_arrays(offsets, items, type=kind), offsets
 
 
 def _tasks(
@@ -217,26 +300,41 @@ def _tasks(
     make: Callable[[str, list[FilePart]], AssemblyTask],
     tabular: bool,
 ) -> Iterator[AssemblyTask]:
-    """Consecutive files grouped into tasks of at least :data:`TASK_ROWS` rows (or one file),
-    each named by its first file's index."""
-    task_rows = max(TASK_ROWS, int(plan.survivors.size) // TASKS)
+    """Consecutive files grouped into tasks of at least :data:`TASK_ROWS` rows (or one file)
+    and at most :data:`TASK_ROWS_MAX` (a larger file is cut into several tasks), each named by
+    its first file's index and that file's first survivor in it."""
+    task_rows = min(TASK_ROWS_MAX, max(TASK_ROWS, int(plan.survivors.size) // TASKS))
     parts: list[FilePart] = []
     rows = 0
     tag = ""
     for fi, todo in todo_by_file(files, names, plan, policy, tabular=tabular):
-        if not todo:
-            continue
-        if not parts:
-            tag = f"{fi:07d}"
         spool = spools[fi]
-        assert spool is not None, "a file with survivors has a spool"
-        parts.append((files[fi].path, spool, files[fi].lines, todo))
-        rows += len(todo)
-        if rows >= task_rows:
-            yield make(tag, parts)
-            parts, rows = [], 0
+        assert spool is not None or not todo, "a file with survivors has a spool"
+        start = 0
+        while start < len(todo):
+            piece = todo[start : start + TASK_ROWS_MAX - rows]
+            if not parts:
+                tag = f"{fi:07d}-{start:09d}"
+            parts.append((files[fi].path, spool, files[fi].lines, piece))
+            rows += len(piece)
+            start += len(piece)
+            if rows >= task_rows:
+                yield make(tag, parts)
+                parts, rows = [], 0
     if parts:
         yield make(tag, parts)
+
+
+def task_memory(parts: list[FilePart]) -> int:
+    """The bytes an assembly task of these parts holds at its peak, for an engine that reserves
+    memory per task: a worker's own, and its rows' share of their spool files (the spool holds
+    a file's rows uncompressed, as the task does) times what the task makes of them."""
+    held = 0
+    for _, spool, lines, todo in parts:
+        with contextlib.suppress(OSError):
+            size = sum(os.path.getsize(f) for f in spool_files(spool))
+            held += size * len(todo) // max(1, len(lines))
+    return WORKER_BYTES + ROW_COPIES * held
 
 
 def assemble(
@@ -273,7 +371,10 @@ def assemble(
         def make(tag: str, parts: list[FilePart]) -> AssemblyTask:
             out = (tmp / f"{tag}.arrow").as_posix()
             named = tuple(published) if published is not None else None
-            return AssemblyTask(parts, config, math, out, buckets, contract, named, layout.splits)
+            return AssemblyTask(
+                parts, config, math, out, buckets, contract, named, layout.splits,
+                task_memory(parts),
+            )  # fmt: skip
 
         tasks = _tasks(files, names, spools, plan, policy, make, contract.tabular)
         runner = engine if total >= PARALLEL_MIN_RECORDS else SERIAL

@@ -21,7 +21,7 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -395,6 +395,92 @@ def check_rows(rows: list[dict[str, Any]], contract: Contract = TEXT) -> None:
         contract.pandera().validate(frame, lazy=True)
     except SchemaErrors as exc:
         raise TableContractBroken(_broken(exc.failure_cases, rows)) from None
+
+
+def check_table(table: pa.Table, contract: Contract = TEXT) -> None:
+    """The published table's contract, on some rows already in Arrow: the rules of
+    :func:`rows_hold` a column at a time with Arrow's kernels, and only where a row might fail
+    the rows in Python, for pandera to say what fails. Columns beyond the contract's (a row's
+    places) are carried along for its message."""
+    if columns_hold(table, contract.columns):
+        return
+    check_rows(table.to_pylist(), contract)
+
+
+def columns_hold(table: pa.Table, columns: tuple[Column, ...] | list[Column]) -> bool:
+    """Whether every row of ``table`` surely holds the contract of ``columns`` (False: let
+    pandera see): what :func:`rows_hold` asks of Python rows, asked of Arrow columns. A column
+    of another Arrow type than its declaration's is left to pandera; a column's ``pattern`` and
+    ``check`` are Python's (``re``, a test of a value), run over that column's values alone."""
+    import pyarrow.compute as pc
+
+    for column in columns:
+        if column.name not in table.column_names:
+            return False
+        chunks = table.column(column.name)
+        if chunks.type != column.type:
+            return False
+        if column.unique and pc.count_distinct(chunks, mode="all").as_py() != len(chunks):
+            return False
+        for values in chunks.chunks:
+            try:
+                values.validate(full=True)  # text Arrow holds is UTF-8: never a lone surrogate
+            except pa.ArrowInvalid:
+                return False
+            if column.nullable:
+                values = values.drop_null()
+            if len(values) and not _column_holds(column, values):
+                return False
+    return True
+
+
+def _column_holds(column: Column, values: pa.Array) -> bool:
+    """Whether these values, none of them null unless the column says so, hold ``column``."""
+    import pyarrow.compute as pc
+
+    if not _arrow_typed(values):
+        return False
+    pattern = column.pattern
+    if pattern is not None and not all(map(_pattern(pattern).match, _python(values))):
+        return False  # pandera's str_matches is re.match
+    shortest = column.min_length
+    if shortest is not None and pc.min(pc.utf8_length(values)).as_py() < shortest:
+        return False
+    if column.min_value is not None or column.max_value is not None:
+        bounds = pc.min_max(values)
+        if column.min_value is not None and bounds["min"].as_py() < column.min_value:
+            return False
+        if column.max_value is not None and bounds["max"].as_py() > column.max_value:
+            return False
+    return column.check is None or all(map(column.check[0], _python(values)))
+
+
+def _python(values: pa.Array, step: int = 4_096) -> Iterator[Any]:
+    """The values as Python objects, made a slice at a time: a column's are never all held."""
+    for start in range(0, len(values), step):
+        yield from values.slice(start, step).to_pylist()
+
+
+def _arrow_typed(values: pa.Array) -> bool:
+    """Whether no value is null or NaN, nor any item of a list or a field of a struct the type
+    does not declare nullable: what :func:`_typed` asks of Python values that Arrow's types do
+    not already say."""
+    import pyarrow.compute as pc
+
+    if values.null_count:
+        return False
+    kind = values.type
+    if pa.types.is_floating(kind):
+        return not pc.any(pc.is_nan(values)).as_py()
+    if pa.types.is_list(kind):
+        return _arrow_typed(values.flatten())
+    if pa.types.is_struct(kind):
+        for field, child in zip(kind, values.flatten(), strict=True):
+            if field.nullable:
+                child = child.drop_null()
+            if len(child) and not _arrow_typed(child):
+                return False
+    return True
 
 
 _INT_RANGES = {

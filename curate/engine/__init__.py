@@ -4,7 +4,9 @@ A stage hands an engine a function and a sequence of tasks; the engine runs them
 process, in worker processes, or elsewhere) and gives back the results in task order, so the
 output is the same bytes whatever runs them. A task is stateless: everything it reads and
 writes (a source file, a spool file, the cache) is named by the task itself, never by module
-state or paths only the main process knows. Functions and tasks must be picklable.
+state or paths only the main process knows. Functions and tasks must be picklable. A task may say
+how much memory it holds at its peak (a ``memory`` attribute, in bytes), which an engine that
+places tasks by resources (Ray) reserves for it.
 
 Engines are registered by name and imported on first use: a run that never goes parallel
 imports no ``multiprocessing``.

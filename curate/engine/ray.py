@@ -329,6 +329,7 @@ class RayEngine:
         self._reaper: subprocess.Popen[bytes] | None = None  # its watchdog (_reap)
         self._live: set[Any] = set()  # refs of tasks submitted and not yet read
         self._remote: Any = None  # the remote function, made on first use
+        self._node_memory = 0  # the memory of the cluster's largest node, as Ray counts it
         self.retries = RETRIES
 
     def preflight(self, roots: Iterable[str | Path], work: str | Path | None) -> None:
@@ -401,25 +402,31 @@ class RayEngine:
                 f"cannot join the Ray cluster at {self.address}: {first}"
             ) from None
 
-    def _function(self) -> Any:
+    def _function(self, task: object) -> Any:
+        """The remote function as ``task`` needs it run. A task that says what memory it holds
+        (``memory``, bytes) has that reserved on its node, so that no more tasks run at once on
+        a node than its memory holds; at most the largest node's, or it would never run."""
         if self._remote is None:
-            # Retried on a dead worker or node only, never on an exception the task raised:
-            # that is the same exception again, and the caller's to handle.
-            self._remote = self._ray.remote(_run).options(
-                max_retries=self.retries, retry_exceptions=False
-            )
-        return self._remote
+            self._remote = self._ray.remote(_run)
+            nodes = [n["Resources"].get("memory", 0) for n in self._ray.nodes() if n["Alive"]]
+            self._node_memory = int(max(nodes, default=0))
+        # Retried on a dead worker or node only, never on an exception the task raised:
+        # that is the same exception again, and the caller's to handle.
+        options: dict[str, Any] = {"max_retries": self.retries, "retry_exceptions": False}
+        memory = min(int(getattr(task, "memory", 0)), self._node_memory)
+        if memory > 0:
+            options["memory"] = memory
+        return self._remote.options(**options)
 
     def map(
         self, fn: Callable[[T], R], tasks: Iterable[T], *, ahead: int | None = None
     ) -> Iterator[R]:
         self._connect()
-        remote = self._function()
         folder = os.getcwd()
         window: deque[Any] = deque()
         try:
             for task in tasks:
-                ref = remote.remote(fn, task, folder)
+                ref = self._function(task).remote(fn, task, folder)
                 self._live.add(ref)
                 window.append(ref)
                 if ahead is not None and len(window) >= ahead:

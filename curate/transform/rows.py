@@ -14,7 +14,7 @@ gets no row, only its raw text, which the near-duplicate check reads from the sp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,8 @@ from validation.runner import RecordResult, counts
 
 MADE = "_made"  # false for a record without a row: only its raw text is spooled
 MATH_KEPT = "_math_kept"  # the math spans the cleaner kept as TeX (`math-kept` findings)
+# Rows per record batch of a spool file: assembly reads a spool a batch at a time.
+SPOOL_BATCH_ROWS = 2_000
 
 
 def spool_schema(contract: Contract) -> pa.Schema:
@@ -51,27 +53,40 @@ def has_math(raw: str) -> bool:
     )
 
 
-def content_row(record: Record, result: RecordResult, math: str) -> dict[str, Any]:
-    """The row of one record without its flags and sources; ``_math_kept`` lists the math
-    spans published as TeX because they could not be converted."""
-    cleaned = clean_text(record.text, math=math)
-    venue, year = record.venue_year
+def content_columns(
+    records: list[Record],
+    results: list[RecordResult],
+    made: list[bool],
+    math: str,
+    extra: list[str],
+) -> dict[str, list[Any]]:
+    """The rows of some records without their flags and sources, as the spool's columns: a
+    list of values per column, never a dict per row. A record not ``made`` has only its id and
+    raw text; ``_math_kept`` lists the math spans published as TeX because they could not be
+    converted; ``extra`` names the columns the field mapping carries."""
+    rows = [(r, res) if m else None for r, res, m in zip(records, results, made, strict=True)]
+    cleaned = [clean_text(row[0].text, math=math) if row else None for row in rows]
+    places = [row[0].venue_year if row else (None, None) for row in rows]
+    fields = [dict(row[0].extra) if row and row[0].extra else {} for row in rows]
     return {
-        "id": result.id,
-        "abstract": cleaned.text,
-        "abstract_raw": record.text,
-        "venue": venue,
-        "year": year,
+        "id": [res.id for res in results],
+        "abstract": [c.text if c else None for c in cleaned],
+        "abstract_raw": [r.text for r in records],
+        "venue": [v for v, _ in places],
+        "year": [y for _, y in places],
         # A tabular source's own language field, where the mapping names one, else langdetect's.
-        "language": record.language if record.language is not None else result.language,
-        "word_count": normalize.word_total(cleaned.text),
-        "char_count": len(cleaned.text),
-        "has_math": has_math(record.text),
-        "markup": list(cleaned.kinds),
-        **dict(record.extra),
-        MADE: True,
-        MATH_KEPT: list(cleaned.math_kept),
-    }
+        "language": [
+            (row[0].language if row[0].language is not None else row[1].language) if row else None
+            for row in rows
+        ],
+        "word_count": [normalize.word_total(c.text) if c else None for c in cleaned],
+        "char_count": [len(c.text) if c else None for c in cleaned],
+        "has_math": [has_math(row[0].text) if row else None for row in rows],
+        "markup": [list(c.kinds) if c else None for c in cleaned],
+        **{name: [f.get(name) for f in fields] for name in extra},
+        MADE: made,
+        MATH_KEPT: [list(c.math_kept) if c else None for c in cleaned],
+    }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -106,27 +121,65 @@ class Spool:
         self.target = target
         self.config = config
         self.cleaning = cleaning
-        self.schema = spool_schema(contract_for(config, tabular=False))
+        contract = contract_for(config, tabular=False)
+        self.schema = spool_schema(contract)
+        self.extra = list(contract.extra)
         self._writer: ipc.RecordBatchFileWriter | None = None
 
     def write(self, path: str, records: list[Record], results: list[RecordResult]) -> None:
         """Make the rows of some of the file's records, in file order, and spool them."""
-        config, cleaning = self.config, self.cleaning
-        rows = [
-            content_row(record, result, cleaning.math)
-            if gets_row(path, result, config, cleaning)
-            else {"id": result.id, "abstract_raw": record.text, MADE: False}
-            for record, result in zip(records, results, strict=True)
-        ]
-        if not rows:
+        if not records:
             return
+        config, cleaning = self.config, self.cleaning
+        made = [gets_row(path, result, config, cleaning) for result in results]
+        columns = content_columns(records, results, made, cleaning.math, self.extra)
         if self._writer is None:
             self._writer = ipc.new_file(self.target, self.schema)
-        self._writer.write_table(pa.Table.from_pylist(rows, schema=self.schema))
+        self._writer.write_table(
+            pa.table(columns, schema=self.schema), max_chunksize=SPOOL_BATCH_ROWS
+        )
 
     def close(self) -> None:
         if self._writer is not None:
             self._writer.close()
+
+
+def spool_files(path: str | Path) -> list[Path]:
+    """The files of one file's spool, in file order: itself, or a file read in parts its
+    folder's, one a part with rows."""
+    return sorted(Path(path).glob("*.arrow")) if Path(path).is_dir() else [Path(path)]
+
+
+def take_spool(path: str | Path, records: Sequence[int]) -> pa.Table:
+    """Some rows of one file's spool, by their index in it, ascending: read a record batch at a
+    time (:data:`SPOOL_BATCH_ROWS` rows at most) and only the batches that hold one of them, so
+    that what is held beyond the rows taken is one batch, not the file (a memory map's pages
+    count as the process's memory while it is open)."""
+    import numpy as np
+
+    wanted = np.asarray(records, np.int64)
+    taken: list[pa.Table] = []
+    first = high = 0
+    schema = None
+    for part in spool_files(path):
+        with pa.OSFile(str(part)) as source:
+            reader = ipc.open_file(source)
+            schema = reader.schema
+            for i in range(reader.num_record_batches):
+                batch = reader.get_batch(i)
+                low, high = np.searchsorted(wanted, [first, first + batch.num_rows])
+                if high > low:
+                    rows = pa.Table.from_batches([batch]).take(pa.array(wanted[low:high] - first))
+                    taken.append(rows.combine_chunks())  # its own buffers, not the batch's
+                first += batch.num_rows
+                if high == len(wanted):  # past the last row wanted: no more batches to read
+                    break
+        if high == len(wanted):
+            break
+    if taken:
+        return pa.concat_tables(taken)
+    assert schema is not None, "a spool has a file"
+    return schema.empty_table()
 
 
 def read_spool(path: str | Path) -> pa.Table:

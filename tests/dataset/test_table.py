@@ -205,19 +205,89 @@ def test_the_plain_pass_catches_a_repeated_id_and_a_missing_column():
     assert not rows_hold([missing], COLUMNS)
 
 
+def _table(*rows):
+    return pa.Table.from_pylist(list(rows), schema=ARROW_SCHEMA)
+
+
+_ORIGINAL = {"file": "a.txt", "header": None, "header_language": None, "match": "original",
+             "similarity": None}  # fmt: skip
+# Columns the Arrow pass must not vouch for: each breaks the contract, or holds a value pandera
+# has to look at; the values Arrow's types cannot hold (a number for a text) never get there.
+ARROW_SUSPECT = [
+    {"id": "0123456789ABCDEF"},
+    {"id": "0123456789abcdef\n"},
+    {"abstract": ""},
+    {"abstract": None},
+    {"year": 1949},
+    {"year": 2101},
+    {"word_count": 0},
+    {"char_count": None},
+    {"has_math": None},
+    {"markup": None},
+    {"markup": [None]},
+    {"flags": ["truncated", None]},
+    {"sources": None},
+    {"sources": []},
+    {"sources": [{**_ORIGINAL, "match": "exact"}]},
+    {"sources": [{**_ORIGINAL, "similarity": 0.9}]},
+    {"sources": [_ORIGINAL, {**_ORIGINAL, "match": "near", "similarity": float("nan")}]},
+    {"sources": [{**_ORIGINAL, "file": None}]},
+    {"sources": [_ORIGINAL, None]},
+]
+
+
+@pytest.mark.parametrize("change", ARROW_SUSPECT, ids=[next(iter(c)) for c in ARROW_SUSPECT])
+def test_the_arrow_pass_vouches_for_no_column_pandera_might_refuse(change):
+    from curate.dataset.table import COLUMNS, columns_hold
+
+    assert columns_hold(_table(_row(), _row(id="fedcba9876543210")), COLUMNS)
+    assert not columns_hold(_table(_row(), _row(**{"id": "fedcba9876543210", **change})), COLUMNS)
+
+
+def test_the_arrow_pass_leaves_a_repeated_id_another_type_and_a_missing_column_to_pandera():
+    from curate.dataset.table import COLUMNS, check_table, columns_hold
+
+    assert not columns_hold(_table(_row(), _row()), COLUMNS)
+    with pytest.raises(TableContractBroken, match=r"\bid\b"):
+        check_table(_table(_row(), _row()))
+    wide = _table(_row())
+    wide = wide.set_column(4, "year", wide.column("year").cast(pa.int64()))
+    assert not columns_hold(wide, COLUMNS)
+    assert not columns_hold(_table(_row()).drop_columns(["language"]), COLUMNS)
+
+
+@pytest.mark.parametrize(
+    ("change", "column"),
+    [
+        ({"sources": []}, "sources"),
+        ({"id": "not-hex"}, "id"),
+        ({"year": 1066}, "year"),
+        ({"abstract": ""}, "abstract"),
+        ({"word_count": 0}, "word_count"),
+    ],
+)
+def test_the_contract_refuses_a_broken_arrow_row_and_says_which_column(change, column):
+    from curate.dataset.table import check_table
+
+    with pytest.raises(TableContractBroken, match=rf"\b{column}\b"):
+        check_table(_table(_row(**change)))
+
+
 def test_what_the_plain_pass_vouches_for_pandera_passes(tmp_path):
-    """The rows of a real build (the bundled sources), vouched for by the plain pass, also pass
-    pandera's own validation of the contract: the fast path hides nothing pandera would say."""
+    """The rows of a real build (the bundled sources), vouched for by the plain pass and the
+    Arrow pass, also pass pandera's own validation of the contract: the fast paths hide nothing
+    pandera would say."""
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from curate.dataset.table import COLUMNS, TEXT, _pandas_dtype, rows_hold
+    from curate.dataset.table import COLUMNS, TEXT, _pandas_dtype, columns_hold, rows_hold
     from curate.pipeline.build import build
     from curate.settings import Settings
 
     build([SOURCES], tmp_path / "dist", Settings(), template=ROOT / "dataset_card.md")
     rows = pq.read_table(tmp_path / "dist" / "data").to_pylist()
     assert len(rows) == 55 and rows_hold(rows, COLUMNS)
+    assert columns_hold(pq.read_table(tmp_path / "dist" / "data"), COLUMNS)
     frame = pd.DataFrame(rows, columns=ARROW_SCHEMA.names)
     for c in COLUMNS:
         if isinstance(_pandas_dtype(c), str):

@@ -166,6 +166,32 @@ def test_the_search_on_ray_gives_the_pairs_of_the_search_in_one_process(
     assert on_ray == alone
 
 
+@dataclass(frozen=True)
+class Sized:
+    """A task that says how much memory it holds at its peak."""
+
+    memory: int
+
+
+def _reserved(task: Sized) -> float:
+    import ray
+
+    return ray.get_runtime_context().get_assigned_resources().get("memory", 0.0)
+
+
+def test_a_task_that_says_its_memory_has_it_reserved_and_never_more_than_a_node_has(cluster):
+    """A task's declared memory is reserved on its node, so that no more such tasks run at once
+    than the node's memory holds; one that says more than the largest node has still runs,
+    with the node's whole memory, rather than wait for a node that never comes."""
+    node = max(n["Resources"]["memory"] for n in cluster.nodes() if n["Alive"])
+    engine = RayEngine()
+    try:
+        reserved = list(engine.map(_reserved, [Sized(2**20), Sized(0), Sized(int(node) * 4)]))
+    finally:
+        engine.close()
+    assert reserved == [2**20, 0.0, int(node)]
+
+
 def test_components_link_records_through_shared_buckets():
     # Records 3 and 9 share bucket 0, 9 and 4 bucket 1; 5 and 7 bucket 2; 6 is in 3 alone.
     records = np.array([3, 4, 5, 6, 7, 9, 9])

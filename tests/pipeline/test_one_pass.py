@@ -194,6 +194,32 @@ def test_the_table_does_not_depend_on_how_files_are_grouped_into_tasks(
     assert (tmp_path / "one" / parquet).read_bytes() == (tmp_path / "many" / parquet).read_bytes()
 
 
+def test_a_large_file_is_cut_into_tasks_of_bounded_rows_and_the_table_does_not_change(
+    drops, tmp_path, monkeypatch
+):
+    """A file with more survivors than a task may hold is cut into several tasks, each taking
+    its rows from the file's spool a record batch at a time; the table and the places beside it
+    are the same bytes as when each file is one task."""
+    import curate.dataset.assemble
+
+    build([drops], tmp_path / "whole", Settings(), template=TEMPLATE, engine="serial")
+    sizes: list[list[int]] = []
+    real = curate.dataset.assemble.rows_of_files
+
+    def counted(task):
+        sizes.append([len(todo) for *_, todo in task.parts])
+        return real(task)
+
+    monkeypatch.setattr(curate.dataset.assemble, "rows_of_files", counted)
+    monkeypatch.setattr(curate.dataset.assemble, "TASK_ROWS_MAX", 3)
+    monkeypatch.setattr(curate.transform.rows, "SPOOL_BATCH_ROWS", 2)
+    build([drops], tmp_path / "cut", Settings(), template=TEMPLATE, engine="serial")
+    assert max(sum(s) for s in sizes) == 3
+    assert len(sizes) > len(list(drops.glob("*.txt")))  # some file's survivors in several tasks
+    for name in ("data/train-00000-of-00001.parquet", "positions.parquet"):
+        assert (tmp_path / "whole" / name).read_bytes() == (tmp_path / "cut" / name).read_bytes()
+
+
 def test_the_table_does_not_depend_on_the_number_of_buckets(drops, tmp_path, monkeypatch):
     """A large table is bucketed by two hex digits of the id instead of one (256 buckets, so
     the main process holds less at a time); the Parquet file must not see the difference."""
