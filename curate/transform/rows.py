@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 
 from curate.dataset.table import Contract, contract_for
-from curate.transform.clean import clean_text
+from curate.transform.clean import CleanResult, clean_text
 from validation import normalize, residue
 from validation.config import Config
 from validation.findings import Severity
@@ -59,13 +59,14 @@ def content_columns(
     made: list[bool],
     math: str,
     extra: list[str],
+    where: str = "",
 ) -> dict[str, list[Any]]:
     """The rows of some records without their flags and sources, as the spool's columns: a
     list of values per column, never a dict per row. A record not ``made`` has only its id and
     raw text; ``_math_kept`` lists the math spans published as TeX because they could not be
     converted; ``extra`` names the columns the field mapping carries."""
     rows = [(r, res) if m else None for r, res, m in zip(records, results, made, strict=True)]
-    cleaned = [clean_text(row[0].text, math=math) if row else None for row in rows]
+    cleaned = [_cleaned(row[0], math, where) if row else None for row in rows]
     places = [row[0].venue_year if row else (None, None) for row in rows]
     fields = [dict(row[0].extra) if row and row[0].extra else {} for row in rows]
     return {
@@ -87,6 +88,22 @@ def content_columns(
         MADE: made,
         MATH_KEPT: [list(c.math_kept) if c else None for c in cleaned],
     }  # fmt: skip
+
+
+class CleaningFault(RuntimeError):
+    """The cleaner failed on one record: a fault of curate's, not of the record. It names the
+    record, so that the fault can be reported with it and the record found; without it one
+    record stopped the build with a bare ``IndexError`` and no file or line."""
+
+
+def _cleaned(record: Record, math: str, where: str) -> CleanResult:
+    try:
+        return clean_text(record.text, math=math)
+    except Exception as exc:
+        raise CleaningFault(
+            f"cleaning the record at {where}:{record.line} failed ({type(exc).__name__}: {exc}); "
+            "this is a fault of curate's cleaner, please report it with that record"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -132,7 +149,7 @@ class Spool:
             return
         config, cleaning = self.config, self.cleaning
         made = [gets_row(path, result, config, cleaning) for result in results]
-        columns = content_columns(records, results, made, cleaning.math, self.extra)
+        columns = content_columns(records, results, made, cleaning.math, self.extra, path)
         if self._writer is None:
             self._writer = ipc.new_file(self.target, self.schema)
         self._writer.write_table(
