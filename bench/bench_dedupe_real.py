@@ -85,7 +85,7 @@ def main() -> int:
         print(proc.stdout[-2000:], proc.stderr[-2000:], sep="\n")
         return 1
 
-    table = pq.read_table(args.out / "data" / "train-00000-of-00001.parquet")
+    table = pq.read_table(args.out / "data")  # every shard
     row_of: dict[str, int] = {}
     groups: list[list[str]] = []
     for i, sources in enumerate(table.column("sources").to_pylist()):

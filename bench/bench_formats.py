@@ -151,7 +151,7 @@ def equivalence(args: argparse.Namespace) -> None:
         argv = [sys.executable, "-m", "curate.cli", "build", str(source), "--out", str(out),
                 "--config", str(config), "--no-cache"]  # fmt: skip
         got = run_child(argv, ROOT)
-        tables[kind, near] = pq.read_table(out / "data" / "train-00000-of-00001.parquet")
+        tables[kind, near] = pq.read_table(out / "data")  # every shard
         rows.append([kind, near, str(tables[kind, near].num_rows), f"{got['wall']:.1f} s",
                      mib(got["rss"]), str(got["code"])])  # fmt: skip
     print(table(rows, ["source", "near_duplicates", "rows", "wall", "peak RSS", "exit"],
