@@ -39,8 +39,9 @@ _COMMAND = re.compile(r"\\([A-Za-z]+)")
 _URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+|&#?\w+;|<[^<>]*>")
 _SCRIPT = re.compile(r"[\^_](?:\{(?:[^{}]|\{[^{}]*\})*\}|\\[A-Za-z]+|\S)")
 _TOKEN = re.compile(r"[^\W\d_]{2,}|\d+")
-# What the oracle knows to become something other than its name: layout and structure.
-_LAYOUT = frozenset(
+# What the oracle knows to become something other than its name: layout, structure and the
+# wide accents (a combining mark; pylatexenc 2.6, the floor, does not list them itself).
+_LAYOUT = frozenset("widehat widetilde overline ".split()) | frozenset(
     "textbf textit emph texttt textsc textsf textrm textsl textup textmd textnormal underline "
     "uline mbox hbox makebox fbox text it bf em sc rm tt sf sl itshape bfseries scshape normalfont "
     "tiny small large Large footnote footnotesize noindent item par newline quad qquad thinspace "
