@@ -65,3 +65,21 @@ def table(rows: list[list[str]], header: list[str], right: set[int] | None = Non
 def machine() -> str:
     cpus = os.cpu_count()
     return f"python {sys.version.split()[0]}, {cpus} CPUs"
+
+
+def baseline_tree(rev: str) -> Path:
+    """The curate and validation packages at ``rev``, extracted once into bench/out/ under the
+    commit they resolve to (a branch name such as ``main`` moves; its old tree must not be
+    taken for its new one)."""
+    sha = subprocess.run(
+        ["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    tree = OUT / f"tree-{sha[:12]}"
+    if not (tree / "validation").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "archive", sha, "validation", "curate"], cwd=ROOT, check=True,
+            capture_output=True,
+        ).stdout  # fmt: skip
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    return tree

@@ -31,7 +31,6 @@ import os
 import re
 import subprocess
 import sys
-import tarfile
 import textwrap
 import time
 import unicodedata
@@ -39,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import OUT, ROOT, machine, table
+from _common import OUT, ROOT, baseline_tree, machine, table
 
 # --- The independent oracle -----------------------------------------------------------------
 # Written for this benchmark from the markup kinds text mode converts; shares no code with curate or
@@ -181,25 +180,6 @@ def child_env(src: Path) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONHASHSEED", None)
     return env
-
-
-def baseline_tree(rev: str) -> Path:
-    """The curate and validation packages at ``rev``, extracted once into bench/out/."""
-    dest = OUT / f"baseline-{rev}"
-    if not (dest / "curate").is_dir():
-        dest.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "archive", "--format=tar", rev, "curate", "validation"],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        ).stdout
-        tar = dest / "src.tar"
-        tar.write_bytes(archive)
-        with tarfile.open(tar) as t:
-            t.extractall(dest, filter="data")
-        tar.unlink()
-    return dest
 
 
 def time_clean(src: Path, records: Path) -> tuple[float, list[str], list[list[str]]]:

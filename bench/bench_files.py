@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import OUT, ROOT, generate_corpus, machine
+from _common import OUT, ROOT, baseline_tree, generate_corpus, machine
 
 
 def child(corpus: Path, rounds: int) -> None:
@@ -59,21 +59,6 @@ def child(corpus: Path, rounds: int) -> None:
     out = {"records": n, "check_file": total / n * 1e6}
     out |= {key: seconds / n * 1e6 for key, seconds in timings.items()}
     print(json.dumps(out))
-
-
-def baseline_tree(rev: str) -> Path:
-    sha = subprocess.run(
-        ["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    tree = OUT / f"tree-{sha[:12]}"
-    if not (tree / "validation").is_dir():
-        tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "archive", sha, "validation", "curate"], cwd=ROOT, check=True,
-            capture_output=True,
-        ).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    return tree
 
 
 def run(tree: Path, corpus: Path, rounds: int) -> dict[str, float]:

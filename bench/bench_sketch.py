@@ -47,6 +47,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from _common import baseline_tree
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -117,21 +118,6 @@ def run_parts(tree: Path, records: Path, result: Path, runs: int) -> dict:
     cmd = [sys.executable, __file__, "--child", str(records), str(result), str(runs)]
     subprocess.run(cmd, cwd=tree, env=env, check=True)
     return json.loads(result.read_text(encoding="utf-8"))
-
-
-def baseline_tree(rev: str) -> Path:
-    sha = subprocess.run(
-        ["git", "rev-parse", rev], cwd=ROOT, check=True, capture_output=True, text=True
-    ).stdout.strip()
-    tree = OUT / f"tree-{sha[:12]}"
-    if not (tree / "validation").is_dir():
-        tree.mkdir(parents=True, exist_ok=True)
-        archive = subprocess.run(
-            ["git", "archive", sha, "validation", "curate"], cwd=ROOT, check=True,
-            capture_output=True,
-        ).stdout  # fmt: skip
-        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
-    return tree
 
 
 # --- 2. signature candidates -----------------------------------------------------------------
