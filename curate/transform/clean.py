@@ -239,14 +239,16 @@ def _pylatexenc(span: str) -> str | None:
     return None if _FAILED.count != failed else converted
 
 
-def _latex_to_text(span: str) -> str:
-    """Convert one flagged LaTeX span, falling back to ``_strip_latex`` if words would be lost.
+def _latex_to_text(span: str, converted: str | None = None) -> str:
+    """Convert one flagged LaTeX span, falling back to ``_strip_latex`` if words would be lost;
+    ``converted`` is pylatexenc's text for it where the caller has it already.
 
     pylatexenc is only ever given a single residue span, never the whole record, so its
     comment handling cannot swallow the prose after a ``%`` in ``50%$\\sim$90%``; inside the
     span a bare ``%`` is escaped as well.
     """
-    converted = _pylatexenc(span)
+    if converted is None:
+        converted = _pylatexenc(span)
     if converted is None or not _keeps_words(span, converted):
         return _strip_latex(span)
     # pylatexenc trims the inside of a formula; where the source had a space there, keep one so
@@ -666,9 +668,12 @@ def _known_with_argument(name: str, source: str) -> str | None:
     """A macro pylatexenc knows and that takes arguments (\\sqrt{x}, \\mathcal{O} outside math)."""
     if _MARK in source or _WALKER_CONTEXT.get_macro_spec(name) is None:
         return None
-    if _L2T_CONTEXT.get_macro_spec(name) is None or _pylatexenc(source) is None:
+    if _L2T_CONTEXT.get_macro_spec(name) is None:
+        return None
+    converted = _pylatexenc(source)
+    if converted is None:
         return None  # kept as typed: `\\frac{a}` at the end of a text fills no fraction
-    return _latex_to_text(source)
+    return _latex_to_text(source, converted)
 
 
 _TIE = re.compile(residue.TIE)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import ROOT
+from test_wordhash import real_texts
 
 import validation.corpus
 from curate.ingest.discover import collect_paths
@@ -72,22 +73,13 @@ def test_the_batch_and_single_paths_give_the_same_sketches(size, monkeypatch):
     assert sketch.sketch_many([], size) == []
 
 
-def _real_texts() -> list[str]:
-    texts = []
-    for name in ("math_sample", "residue_labelled", "record_checks_labelled", "zh_abstracts"):
-        for line in (ROOT / "tests" / "data" / f"{name}.jsonl").read_text("utf-8").splitlines():
-            row = json.loads(line)
-            texts.append(row.get("text") or row["abstract"])
-    return texts
-
-
 SPACED = ["", " ", "  a  ", "a\tb", "A  B\u00a0C", "x^{2} ", " $\\alpha$ and $x_1$ "]
 
 
 def test_the_comparison_bytes_are_the_comparison_words_joined():
     # Real texts with math, markup, accents and CJK, and texts whose words end or begin
     # with separators: each form's words, split again, are the list path's.
-    for text in _real_texts() + VARIED + SPACED:
+    for text in real_texts() + VARIED + SPACED:
         words, rendered = normalize.comparison_forms(text)
         key, shown = normalize.comparison_bytes(text)
         assert key.decode("utf-8").split() == words
@@ -99,7 +91,7 @@ def test_the_comparison_bytes_are_the_comparison_words_joined():
 def test_the_batch_path_gives_each_real_text_its_own_sketch():
     # A batch holding several records' math, markup and CJK words, cut apart in one buffer:
     # every record's id and signature are its single-record sketch.
-    texts = _real_texts() + SPACED
+    texts = real_texts() + SPACED
     many = sketch.sketch_many(texts, 3)
     for text, got in zip(texts, many, strict=True):
         one, _ = sketch.sketch(text, 3)
