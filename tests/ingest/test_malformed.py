@@ -222,3 +222,16 @@ def test_a_file_no_record_of_which_has_the_text_field_is_one_finding(tmp_path, c
     assert "no record of the file has the text field 'abstract' (40 read" in one["message"]
     assert "'code', 'file', 'line'" in one["message"]
     assert "--exclude ground_truth.jsonl" in one["message"]
+
+
+def test_a_raw_control_character_in_a_json_string_is_said_plainly(tmp_path):
+    from curate.ingest import formats
+    from validation.config import Config
+    from validation.mapping import parse
+
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(b'{"id": "x1", "abstract": "a tab\there"}\n')
+    config = Config(mapping=parse({"jsonl": {"text": "abstract", "id": "id"}}))
+    (bad,) = formats.get("jsonl").read(path, config).findings
+    assert bad.code == "invalid-json" and bad.line == 1
+    assert bad.message == "not JSON: Invalid control character at column 32"  # was "at at"

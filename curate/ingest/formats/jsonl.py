@@ -169,7 +169,7 @@ def _line(out: Batches, data: bytes, number: int) -> None:
     try:
         value = _decoder.decode(text)
     except json.JSONDecodeError as exc:
-        out.finding("invalid-json", number, f"not JSON: {exc.msg} at column {exc.colno}")
+        out.finding("invalid-json", number, f"not JSON: {_reason(exc)} at column {exc.colno}")
         return
     except (RecursionError, ValueError) as exc:
         out.finding("invalid-json", number, f"{unparsable(exc)}; the line is not read")
@@ -301,7 +301,8 @@ def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
         except json.JSONDecodeError as exc:
             out.finding(
                 "invalid-json", line_at(exc.pos),
-                f"not JSON: {exc.msg} at column {exc.colno}; the rest of the array is not read",
+                f"not JSON: {_reason(exc)} at column {exc.colno}; the rest of the array is not "
+                "read",
             )  # fmt: skip
             return
         except (RecursionError, ValueError) as exc:
@@ -324,3 +325,9 @@ def _elements(text: str, pos: int, out: Batches) -> Iterator[SourceFile]:
         what = "text after the array" if text.startswith("]", pos) else "no ',' or ']'"
         out.finding("invalid-json", line_at(pos), f"{what} here; the rest is not read")
         return
+
+
+def _reason(exc: json.JSONDecodeError) -> str:
+    """The decoder's reason, without the ``at`` some of its reasons end in (``Invalid control
+    character at``), which the message's own ``at column N`` follows."""
+    return exc.msg.removesuffix(" at")
