@@ -326,6 +326,19 @@ def test_diff_parquet_files_and_schema(v1, tmp_path, capsys):
     assert data["old"]["version"] is None and data["metadata"] == []
 
 
+def test_a_bare_parquet_files_fingerprint_is_its_builds_whatever_the_row_order(v1, tmp_path):
+    """Without a manifest the fingerprint is digested from the rows in id order: a shuffled
+    copy of the table has the fingerprint the build wrote into its manifest."""
+    table = pq.read_table(v1 / PARQUET)
+    shuffled = table.take(list(range(table.num_rows))[::-1])
+    assert shuffled.column("id").to_pylist() != table.column("id").to_pylist()
+    pq.write_table(shuffled, tmp_path / "shuffled.parquet")
+    manifest = json.loads((v1 / "manifest.json").read_text(encoding="utf-8"))
+    loaded = release.load_release(tmp_path / "shuffled.parquet")
+    assert loaded.manifest is None
+    assert loaded.fingerprint == manifest["fingerprint"]
+
+
 def test_diff_usage_errors(v1, tmp_path, capsys):
     assert main(["diff", str(v1), str(tmp_path / "missing")]) == 2
     assert "no such build folder or Parquet file" in capsys.readouterr().err
