@@ -139,8 +139,8 @@ def repeated(ids: pa.ChunkedArray) -> int | None:
     at = pa.array(np.arange(len(ids), dtype=np.int64))
     ranked = pa.table({"id": ids, "at": at}).sort_by([("id", "ascending"), ("at", "ascending")])
     key, order = ranked.column("id"), ranked.column("at")
-    again = ~_same_or_both_null(key[1:], key[:-1], pc.equal(key[1:], key[:-1]))
-    return int(order.to_numpy()[1:][~again].min())
+    again = _same_or_both_null(key[1:], key[:-1], pc.equal(key[1:], key[:-1]))
+    return int(order.to_numpy()[1:][again].min())  # a row whose id the row before it has
 
 
 @dataclass
