@@ -100,24 +100,24 @@ def read_parquet_files(paths: list[Path], label: str) -> tuple[StoredRows, list[
 
     if not paths:
         raise ReleaseError(f"{label}: no Parquet file")
-    files = []
+    files, schemas = [], []
     for path in paths:
         try:
             with pa.OSFile(str(path)) as fh:  # into memory: the files may be replaced
-                files.append((path.name, pq.ParquetFile(pa.BufferReader(fh.read_buffer()))))
+                files.append((path.name, fh.read_buffer()))
+            schemas.append(pq.read_schema(pa.BufferReader(files[-1][1])).remove_metadata())
         except (OSError, pa.ArrowException) as exc:
             raise ReleaseError(f"{label}: cannot read {path.name}: {exc}") from None
-    schema = files[0][1].schema_arrow.remove_metadata()
-    for path, (_, file) in zip(paths[1:], files[1:], strict=True):
-        if not file.schema_arrow.remove_metadata().equals(schema):
+    for path, schema in zip(paths[1:], schemas[1:], strict=True):
+        if not schema.equals(schemas[0]):
             raise ReleaseError(f"{label}: {path.name} has another schema than {paths[0].name}")
-    if "id" not in schema.names:
+    if "id" not in schemas[0].names:
         raise ReleaseError(f"{label}: no `id` column, so records cannot be matched by id")
     rows = StoredRows(files, label)
     again = repeated(rows.ids)
     if again is not None:
         raise ReleaseError(f"{label}: id {rows.ids[again].as_py()} occurs more than once")
-    return rows, parquet_schema(schema)
+    return rows, parquet_schema(schemas[0])
 
 
 def read_folder(folder: Path, label: str | None = None) -> Release:

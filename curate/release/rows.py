@@ -35,10 +35,11 @@ class StoredRows:
     window of rows (the row groups holding it), some columns, or rows by index. Their ids
     are decoded once, to match them."""
 
-    def __init__(self, files: list[tuple[str, pq.ParquetFile]], label: str) -> None:
-        """``files``: each file's name and the file, opened from bytes in memory."""
+    def __init__(self, files: list[tuple[str, pa.Buffer]], label: str) -> None:
+        """``files``: each file's name and its bytes."""
         self._label = label
-        self._files = files
+        self._buffers = files
+        self._files = [(name, pq.ParquetFile(pa.BufferReader(data))) for name, data in files]
         groups = [(f, g, pf.metadata.row_group(g).num_rows)
                   for f, (_, pf) in enumerate(self._files)
                   for g in range(pf.metadata.num_row_groups)]  # fmt: skip
@@ -55,7 +56,10 @@ class StoredRows:
         """``table``'s rows, written as one Parquet file held in memory."""
         sink = pa.BufferOutputStream()
         pq.write_table(table, sink)
-        return cls([("table.parquet", pq.ParquetFile(pa.BufferReader(sink.getvalue())))], label)
+        return cls([("table.parquet", sink.getvalue())], label)
+
+    def __reduce__(self) -> tuple[Any, ...]:  # a release pickles as its files' bytes
+        return (StoredRows, (self._buffers, self._label))
 
     @property
     def column_names(self) -> list[str]:
