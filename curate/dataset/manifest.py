@@ -84,13 +84,6 @@ def row_digests(table: pa.Table, version: int = FINGERPRINT_VERSION) -> list[str
     return [sha(b).hexdigest() for b in _join(pieces).to_pylist()]
 
 
-def value_encodings(values: pa.Array) -> pa.Array:
-    """Each value of ``values`` in the fingerprint's canonical binary encoding. Two values of
-    one type that encode alike are the same (a float by its bits), so releases can be compared
-    a column at a time by Arrow, without a Python object per row."""
-    return _join(_pieces(values))
-
-
 def _join(pieces: list[Any]) -> pa.Array:
     """The pieces joined row by row, a null piece written ``n``."""
     import pyarrow as pa

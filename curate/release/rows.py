@@ -23,7 +23,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from curate.dataset.manifest import value_encodings
 from curate.errors import ReleaseError
 
 CHUNK = 16_384  # matched rows compared at a time: with a row group, what a comparison decodes
@@ -207,8 +206,8 @@ def rows_by_id(rows: StoredRows, ids: Iterable[Any], columns: Sequence[str]) -> 
 
 def differing(old: StoredRows, new: StoredRows, matched: Matched, columns: list[str]) -> np.ndarray:
     """The positions in ``matched`` whose rows may differ in one of ``columns`` (compared as
-    :func:`compared` has them): every pair that does, and perhaps some that do not (a zero's
-    sign, a null struct's hidden fields), which the caller compares as Python values."""
+    :func:`compared` has them): every pair that does, and perhaps some that do not (sources
+    that hold nothing but places), which the caller compares as Python values."""
     n = len(matched.old)
     out = np.zeros(n, dtype=bool)
     for column in columns:
@@ -234,10 +233,10 @@ def _at(rows: StoredRows, column: str, at: np.ndarray, whole: dict[int, Any]) ->
 
 def _differ(column: str, a: Any, b: Any) -> np.ndarray:
     if pa.types.is_nested(a.type) or pa.types.is_nested(b.type):
-        a, b = a.combine_chunks(), b.combine_chunks()
+        a, b = _array(a), _array(b)
     try:
         fast = _differ_by_arrow(column, a, b)
-    except (TypeError, pa.ArrowException):  # a type the kernels or the encoding do not take
+    except (TypeError, pa.ArrowException):  # a type the kernels do not take
         fast = None
     if fast is not None:
         return fast
@@ -251,14 +250,35 @@ def _differ_by_arrow(column: str, a: pa.Array, b: pa.Array) -> np.ndarray | None
         a, b = _without_places(a), _without_places(b)
     if not a.type.equals(b.type):
         return None
-    if not pa.types.is_nested(a.type):
-        return ~_same_or_both_null(a, b, pc.equal(a, b))  # NaN ≠ NaN, as Python has it
-    differ = ~pc.equal(value_encodings(a), value_encodings(b)).to_numpy(zero_copy_only=False)
-    for side in (a, b):  # a NaN encodes like itself, but is not equal to itself in Python
-        nan = _nan(side)
-        if nan is not None:
-            differ |= nan
-    return differ
+    return ~_equal(a, b)
+
+
+def _equal(a: pa.Array, b: pa.Array) -> np.ndarray:
+    """Where ``a`` and ``b``, of one type, hold equal values as Python compares them: a null
+    equals a null, a NaN nothing, lists item by item, structs field by field."""
+    both_null = ~_valid(a) & ~_valid(b)
+    kind = a.type
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        length_a, length_b = (pc.fill_null(pc.list_value_length(x), -1).to_numpy() for x in (a, b))
+        rows = length_a == length_b  # a null list (-1) never equals a list
+        rows &= length_a >= 0
+        # The items of the rows whose lengths agree, which then stand side by side
+        parent_a, parent_b = (pc.list_parent_indices(x).to_numpy() for x in (a, b))
+        kept = rows[parent_a]
+        same = _equal(pc.list_flatten(a).filter(pa.array(kept)),
+                      pc.list_flatten(b).filter(pa.array(rows[parent_b])))  # fmt: skip
+        bad = np.bincount(parent_a[kept][~same], minlength=len(a)) > 0
+        return both_null | (rows & ~bad)
+    if pa.types.is_struct(kind):
+        same = _valid(a) & _valid(b)
+        for i in range(kind.num_fields):
+            same &= _equal(pc.struct_field(a, [i]), pc.struct_field(b, [i]))
+        return both_null | same
+    return both_null | pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+
+
+def _valid(values: Any) -> np.ndarray:
+    return values.is_valid().to_numpy(zero_copy_only=False)
 
 
 def _struct_items(kind: pa.DataType) -> pa.StructType | None:
@@ -290,30 +310,11 @@ def _without_places(values: pa.Array) -> pa.Array:
     return _relist(values, kept)
 
 
-def _nan(values: pa.Array) -> np.ndarray | None:
-    """Which values hold a NaN at any depth (None: their type holds no float)."""
-    kind = values.type
-    if pa.types.is_floating(kind):
-        return pc.fill_null(pc.is_nan(values), False).to_numpy(zero_copy_only=False)
-    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
-        inner = _nan(pc.list_flatten(values))
-        if inner is None:
-            return None
-        hit = np.zeros(len(values), dtype=bool)
-        hit[pc.list_parent_indices(values).to_numpy()[inner]] = True
-        return hit
-    if pa.types.is_struct(kind):
-        parts = [_nan(pc.struct_field(values, [i])) for i in range(kind.num_fields)]
-        found = [p for p in parts if p is not None]
-        return np.logical_or.reduce(found) if found else None
-    return None
-
-
 def places(rows: StoredRows, positions: pa.Table | None) -> pa.Array | None:
-    """Where each row's sources are, ``[(file, line, row), …]`` encoded, in the table's order
-    (null: an id the positions do not list): a build's positions (``id``, ``sources``), or
-    those the table still holds (a release before they left it), or None. Equal places
-    encode alike."""
+    """Where each row's sources are, ``[(file, line, row), …]`` of one type whatever the
+    files' types, in the table's order (null: an id the positions do not list): a build's
+    positions (``id``, ``sources``), or those the table still holds (a release before they
+    left it), or None."""
     if positions is not None:
         listed = _places(positions.column("sources").combine_chunks())
         return listed.take(_lookup(rows.ids, positions.column("id")))
@@ -338,10 +339,14 @@ def _places(sources: pa.Array) -> pa.Array:
         [field("file", pa.large_string()), field("line", pa.int64()), field("row", pa.int64())],
         names=["file", "line", "row"],
     )
-    return value_encodings(_relist(sources, struct))
+    return _relist(sources, struct)
 
 
 def moved(before: pa.Array, after: pa.Array, matched: Matched) -> np.ndarray:
     """For each matched pair, whether its places differ (one side listing none included)."""
     a, b = before.take(matched.old), after.take(matched.new)
-    return ~_same_or_both_null(a, b, pc.equal(a, b))
+    return ~_equal(_array(a), _array(b))
+
+
+def _array(values: Any) -> pa.Array:
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values

@@ -185,3 +185,37 @@ def test_shards_are_one_release_and_rows_of_gives_only_what_is_asked(tmp_path):
     # A release pickles as its files' bytes (it was a dict per row, and pickled as one).
     again = pickle.loads(pickle.dumps(loaded))
     assert again.rows_of([EDITED], ["abstract_raw"]) == loaded.rows_of([EDITED], ["abstract_raw"])
+
+
+def test_arrow_finds_exactly_the_pairs_python_finds_different():
+    """Nested values compared in Arrow as Python compares them: a null list is not an empty
+    one, a null item counts, a null struct equals a null struct, -0.0 equals 0.0, a NaN
+    equals nothing (two NaNs read back are two objects, and ``nan != nan``)."""
+    nan = float("nan")
+    item = pa.struct([("file", pa.string()), ("score", pa.float64())])
+    kind = pa.list_(item)
+    pairs = [
+        ([{"file": "a", "score": 0.5}], [{"file": "a", "score": 0.5}]),
+        ([{"file": "a", "score": 0.5}], [{"file": "b", "score": 0.5}]),
+        (None, []),
+        (None, None),
+        ([], []),
+        ([None], [None]),
+        ([None], [{"file": None, "score": None}]),
+        ([{"file": "a", "score": -0.0}], [{"file": "a", "score": 0.0}]),
+        ([{"file": "a", "score": nan}], [{"file": "a", "score": nan}]),
+        ([{"file": "a", "score": 1.0}], [{"file": "a", "score": 1.0}, {"file": "a", "score": 1.0}]),
+        ([{"file": "x", "score": None}, {"file": "y", "score": 2.0}],
+         [{"file": "x", "score": None}, {"file": "y", "score": 2.0}]),
+        ([{"file": "x", "score": None}, {"file": "y", "score": 2.0}],
+         [{"file": "x", "score": 0.0}, {"file": "y", "score": 2.0}]),
+    ]  # fmt: skip
+    old = pa.table({"id": [str(i) for i in range(len(pairs))],
+                    "parts": pa.array([a for a, _ in pairs], kind)})  # fmt: skip
+    new = pa.table({"id": old.column("id"), "parts": pa.array([b for _, b in pairs], kind)})
+    matched = rows.match(old.column("id"), new.column("id"))
+    found = rows.differing(_stored(old), _stored(new), matched, ["parts"]).tolist()
+    read = zip(old.column("parts").to_pylist(), new.column("parts").to_pylist(), strict=True)
+    python = [i for i, (a, b) in enumerate(read) if a != b]  # each NaN read is its own object
+    assert python == [1, 2, 6, 8, 9, 11]
+    assert found == python
