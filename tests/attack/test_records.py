@@ -181,6 +181,24 @@ def test_a_record_of_a_one_line_array_is_named_by_its_number_in_the_file(
     ]
 
 
+def test_what_is_wrong_with_an_element_of_a_one_line_array_names_the_element(tmp_path, capsys):
+    """What the reader finds in an element (no object, a field of the wrong type) names its
+    place in the array, counting every element: the element may make no record."""
+    src = tmp_path / "src"
+    src.mkdir()
+    elements = [json.dumps(GOOD[0]), '"a string"', json.dumps({**GOOD[1], "score": "high"})]
+    (src / "a.json").write_text("[" + ", ".join(elements) + "]")
+    status, report = validate(src, capsys)
+    assert status == 1
+    found = sorted((f["code"], f["line"], f["message"]) for f in report["findings"]
+                   if f["severity"] == "error")  # fmt: skip
+    assert found == [
+        ("field-type", 1, "element 3: 'score' is a string ('high'), not a number: published as "
+                          "null"),
+        ("invalid-json", 1, "element 2: a string, not an object: no record"),
+    ]  # fmt: skip
+
+
 def test_a_one_line_array_gives_each_record_its_own_position(tmp_path):
     from curate.ingest import formats
     from validation.config import Config
