@@ -226,13 +226,13 @@ def _token_advice() -> str:
 def _admitted(ray: Any, address: str) -> None:
     """Refuse, within seconds, a cluster that would not have this process. ``ray.init``
     asks 20 times, a second apart, before it fails: 21 s on 2 cores for a GCS that refuses
-    the token (or its absence), and 124 s were seen where the address it connects to did not
-    answer (for 127.0.0.1 that is the machine's outward address). So the address is resolved
-    here as ``ray.init`` resolves it (``auto``: the cluster ``ray start`` last started, whose
-    token Ray then sends if it finds one), its port checked as :func:`_reachable` does, and
-    Ray's own GCS client asks for the cluster's id once, with the token ``ray.init`` would
-    send: a few ms on a healthy cluster. Another Ray, without these parts, is left to its
-    ``ray.init``."""
+    the token (or its absence), and minutes (past 7 here) where the address it connects to
+    does not answer (for 127.0.0.1 that is the machine's outward address). So the address is
+    resolved here as ``ray.init`` resolves it (``auto``: the cluster ``ray start`` last
+    started, whose token Ray then sends if it finds one), its port checked as
+    :func:`_reachable` does, and Ray's own GCS client asks for the cluster's id once, with the
+    token ``ray.init`` would send: a few ms on a healthy cluster. Another Ray, without these
+    parts, is left to its ``ray.init``."""
     if address.startswith("ray://"):
         return  # Ray Client: a server of its own, not the GCS
     try:
