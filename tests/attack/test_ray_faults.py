@@ -470,3 +470,66 @@ def test_the_clusters_token_joins_it(given, authenticated, tmp_path):
     assert proc.returncode in (0, 1), proc.stderr
     report = json.loads(proc.stdout)
     assert report["summary"]["records"] == 2, report["summary"]
+
+
+STOPPED = """
+import json, os, signal, sys
+from pathlib import Path
+from curate.engine.ray import RayEngine
+
+engine = RayEngine(address=sys.argv[1])
+assert list(engine.map(abs, [-1, -2])) == [1, 2]
+for entry in Path("/proc").iterdir():  # the cluster's autoscaler stops, as `ray stop` stops it
+    if not entry.name.isdigit() or int(entry.name) == os.getpid():  # this names both too
+        continue
+    try:
+        line = (entry / "cmdline").read_bytes()
+    except OSError:
+        continue
+    if sys.argv[2].encode() in line and b"monitor.py" in line:
+        os.kill(int(entry.name), signal.SIGTERM)
+sys.stdin.readline()  # until the test has seen what Ray printed of it
+engine.close()
+print(json.dumps({"results": [1, 2]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_joined_cluster_that_stops_leaves_stdout_to_curate():
+    """When a joined cluster stopped, the autoscaler's traceback ("The autoscaler failed with
+    the following error: … Terminated with signal 15", ANSI colours and all) came out on
+    stdout, before the report."""
+    cluster = Authenticated()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STOPPED, cluster.address, str(cluster.base)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=cluster.env | {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": cluster.token},
+    )  # fmt: skip
+    err: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:  # Ray's lines about it, on stderr
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err.append(line)
+            if "The autoscaler failed" in line:
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        seen.wait(timeout=120)
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(BrokenPipeError):  # it ended: what it said is below
+            proc.stdin.write("\n")
+            proc.stdin.close()
+        out = proc.stdout.read()
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cluster.stop()
+    assert seen.is_set(), "".join(err)
+    assert proc.returncode == 0, "".join(err)
+    assert json.loads(out) == {"results": [1, 2]}  # and nothing else
