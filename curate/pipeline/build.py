@@ -47,7 +47,8 @@ from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
 from curate.release import bucket, output
 from curate.report.html import RecordTexts, render_report
-from curate.scan.run import Rows
+from curate.scan.kept import KeptScans
+from curate.scan.run import Rows, stderr_warning
 from curate.settings import Settings
 from curate.transform.rows import Cleaning, raw_texts
 from validation.corpus import RecordIndex
@@ -134,12 +135,15 @@ def build(
     )
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
+    kept = _kept(cache_dir, settings, warn)
     try:
         with _claim(request, force, say, runner.close) as stage:
-            # The scan's spool of rows is inside the stage: a failed build removes it with it.
+            # The build's working folder is inside the stage: a failed build removes it with
+            # it. With a cache, the scan's spools of rows are kept there instead, by content.
             spool = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()
-            run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
+            rows = Rows(spool, Cleaning(settings.math, settings.row_policy), kept)
+            run = _validate(paths, settings, runner, rows, cache_dir, checked, say, warn)
             # The table's columns: the mapping's extra ones, and a row and source id in
             # `sources` once a source is not a text drop.
             contract = contract_for(
@@ -166,7 +170,11 @@ def build(
                 local |= _write_rejected(stage, run, decision, settings)
             _write_page(stage, manifest, run, table, spool, local)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
+        if kept is not None:
+            kept.prune()  # what is kept is this build's scans
     finally:
+        if kept is not None:
+            kept.close()
         if isinstance(engine, str):
             runner.close()
     say(f"wrote {out}")
@@ -262,26 +270,37 @@ def _release_in_out(target: Path, out: str | Path, held: str, say: Progress) -> 
     return found
 
 
+def _kept(
+    cache_dir: str | Path | None, settings: Settings, warn: Callable[[str], None] | None
+) -> KeptScans | None:
+    """The scans kept in the cache folder (none without a cache: ``--no-cache``), so that a
+    build interrupted or refused part-way scans only the files it had not scanned."""
+    if cache_dir is None or storage.is_uri(cache_dir):
+        return None
+    cleaning = {"math": settings.math, "row_policy": dict(settings.row_policy)}
+    return KeptScans(cache_dir, settings.checks, cleaning, warn or stderr_warning)
+
+
 def _validate(
     paths: list[str | Path],
     settings: Settings,
     runner: engines.Engine,
-    spool: Path,
+    rows: Rows,
     cache_dir: str | Path | None,
     checked: Callable[[str, int], None] | None,
     say: Progress,
     warn: Callable[[str], None] | None,
 ) -> ValidationRun:
-    """Every file scanned once (its checks, and its records' rows into ``spool``), then the
-    corpus checks; refused on any error."""
-    cleaning = Cleaning(settings.math, settings.row_policy)
+    """Every file scanned once (its checks, and its records' rows into a spool: ``rows``),
+    unless its scan is kept, then the corpus checks; refused on any error."""
     run = validate_paths(
         paths, settings.checks, engine=runner, cache_dir=cache_dir, progress=checked,
-        rows=Rows(spool, cleaning), split_bytes=settings.split_bytes,
+        rows=rows, split_bytes=settings.split_bytes,
         **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
-    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
+    reused = f" (the scans of {count(run.reused, 'file')} reused)" if run.reused else ""
+    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}{reused}")
     if report.errors:
         raise BuildRefused(f"validation found {count(len(report.errors), 'error')}", report)
     return run
