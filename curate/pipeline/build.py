@@ -135,21 +135,18 @@ def build(
     )
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
-    kept = _kept(cache_dir, settings, warn)
     try:
-        with _claim(request, force, say, runner.close) as stage:
+        with (
+            _kept(cache_dir, settings, warn) as kept,
+            _claim(request, force, say, runner.close) as stage,
+        ):
             # The build's working folder is inside the stage: a failed build removes it with
-            # it. With a cache, the scan's spools of rows are kept there instead, by content.
+            # it. With a cache, the scan's spools are in the cache folder instead, by content.
             spool = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()
             rows = Rows(spool, Cleaning(settings.math, settings.row_policy), kept)
             run = _validate(paths, settings, runner, rows, cache_dir, checked, say, warn)
-            # The table's columns: the mapping's extra ones, and a row and source id in
-            # `sources` once a source is not a text drop.
-            contract = contract_for(
-                settings.checks, any(f != "text" for f in run.formats),
-                headers=any(f == "text" for f in run.formats),
-            )  # fmt: skip
+            contract = _contract(settings, run)
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
             groups = _plan(run, decision, settings, request.previous, say)
@@ -170,11 +167,7 @@ def build(
                 local |= _write_rejected(stage, run, decision, settings)
             _write_page(stage, manifest, run, table, spool, local)
         timings["card, croissant, manifest (wall)"] = time.perf_counter() - described
-        if kept is not None:
-            kept.prune()  # what is kept is this build's scans
     finally:
-        if kept is not None:
-            kept.close()
         if isinstance(engine, str):
             runner.close()
     say(f"wrote {out}")
@@ -270,15 +263,23 @@ def _release_in_out(target: Path, out: str | Path, held: str, say: Progress) -> 
     return found
 
 
+@contextmanager
 def _kept(
     cache_dir: str | Path | None, settings: Settings, warn: Callable[[str], None] | None
-) -> KeptScans | None:
+) -> Iterator[KeptScans | None]:
     """The scans kept in the cache folder (none without a cache: ``--no-cache``), so that a
-    build interrupted or refused part-way scans only the files it had not scanned."""
+    build interrupted or refused part-way scans only the files it had not scanned; pruned to
+    this build's if the block succeeds."""
     if cache_dir is None or storage.is_uri(cache_dir):
-        return None
+        yield None
+        return
     cleaning = {"math": settings.math, "row_policy": dict(settings.row_policy)}
-    return KeptScans(cache_dir, settings.checks, cleaning, warn or stderr_warning)
+    kept = KeptScans(cache_dir, settings.checks, cleaning, warn or stderr_warning)
+    try:
+        yield kept
+        kept.prune()
+    finally:
+        kept.close()
 
 
 def _validate(
@@ -304,6 +305,17 @@ def _validate(
     if report.errors:
         raise BuildRefused(f"validation found {count(len(report.errors), 'error')}", report)
     return run
+
+
+def _contract(settings: Settings, run: ValidationRun) -> Contract:
+    """The table's columns: the mapping's extra ones, and a row and source id in `sources`
+    once a source is not a text drop."""
+    formats = run.formats
+    return contract_for(
+        settings.checks,
+        any(f != "text" for f in formats),
+        headers=any(f == "text" for f in formats),
+    )
 
 
 def _decide(run: ValidationRun, settings: Settings, say: Progress) -> _Decision:

@@ -92,8 +92,13 @@ class Rows:
     cleaning: Cleaning
     kept: KeptScans | None = None
 
+    @property
+    def keeps(self) -> bool:
+        """Whether the scans are kept (in a cache folder that can be written)."""
+        return self.kept is not None and self.kept.writable
+
     def spool(self, index: int) -> str:
-        if self.kept is not None and self.kept.writable:
+        if self.keeps:
             return self.kept.spool(index)
         return (self.folder / f"{index:07d}.arrow").as_posix()
 
@@ -113,10 +118,9 @@ def scan(
 
     ``engine`` runs the tasks (or makes the engine, called only when the work is large enough
     to go parallel); ``cache_dir`` turns on the content-addressed cache. With ``rows``, each
-    file's rows are made in the same visit: what a build does. A file is then always read, even
-    when the cache knows its findings. A large tabular file is read in parts of at most
-    ``split_bytes``, a task each, and their results joined: the same result. A build's
-    ``rows`` with ``kept`` scans only the files it has no kept scan of.
+    file's rows are made in the same visit (a build), and a file is read unless its scan, rows
+    included, is kept (``rows.kept``). A large tabular file is read in parts of at most
+    ``split_bytes``, a task each, and their results joined: the same result.
     """
     timings: dict[str, float] = {}
     cache = ValidationCache(cache_dir, config, warn) if cache_dir else None
@@ -132,14 +136,7 @@ def scan(
             code, message = source.problem
             results[i] = _empty_result(where, [finding(code, where, 0, message, config)])
             continue
-        hit = None
-        if cache is not None and rows is None:
-            data = _cacheable_bytes(source.path, config)
-            sha = hashlib.sha256(data).hexdigest() if data is not None else ""
-            key = file_key(sha, source.format, where, config)
-            hit = cache.get_file(key, where, i) if sha else None
-        elif kept is not None:
-            hit, spools[i] = _kept_scan(kept, source, i, config) or (None, None)
+        hit, spools[i] = _found(source, i, config, cache if rows is None else None, kept)
         if hit is not None:
             results[i] = hit
             if progress:
@@ -147,8 +144,8 @@ def scan(
             continue
         spools[i] = spool = rows.spool(i) if rows is not None else None
         cleaning = rows.cleaning if rows is not None else None
-        keep = rows is not None and rows.kept is not None and rows.kept.writable
-        todo.append(ScanTask(i, where, source.format, config, ref, spool, cleaning, keep=keep))
+        todo.append(ScanTask(i, where, source.format, config, ref, spool, cleaning,
+                             keep=rows is not None and rows.keeps))  # fmt: skip
     timings["cache lookup"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -188,6 +185,26 @@ def scan(
     return out
 
 
+def _found(
+    source: Source,
+    index: int,
+    config: Config,
+    cache: ValidationCache | None,
+    kept: KeptScans | None,
+) -> tuple[FileResult | None, str | None]:
+    """The file's result without scanning it, from the validation ``cache`` (a validation
+    run's) or from the scans a build ``kept`` (then with its spool), if either has it."""
+    if cache is not None:
+        where = source.path.as_posix()
+        data = _cacheable_bytes(source.path, config)
+        sha = hashlib.sha256(data).hexdigest() if data is not None else ""
+        key = file_key(sha, source.format, where, config)
+        return (cache.get_file(key, where, index) if sha else None), None
+    if kept is not None:
+        return _kept_scan(kept, source, index, config) or (None, None)
+    return None, None
+
+
 def _kept_scan(
     kept: KeptScans, source: Source, index: int, config: Config
 ) -> tuple[FileResult, str] | None:
@@ -219,7 +236,7 @@ def _keep(
     """Where the file's spool is once its completed scan is kept (a build's, with a folder
     that keeps scans), else where its task wrote it. A file found changed while it was read
     (no SHA-256) is not kept."""
-    if rows is None or rows.kept is None or not rows.kept.writable:
+    if rows is None or rows.kept is None or not rows.keeps:
         return spools[task.index]
     content = file_key(result.sha256, task.format, task.path, config)
     name = rows.kept.key(content, task.path) if result.sha256 else None

@@ -286,3 +286,46 @@ def test_a_build_interrupted_part_way_resumes_with_only_the_missing_files(tmp_pa
     assert all_files(project / "dist") == all_files(project / "scratch")
     entries = sorted(p.name for p in (cache / kept.FOLDER).iterdir())
     assert len(entries) == files + 1 and kept.LOCK in entries  # the rest pruned
+
+
+class _Remote:
+    """An engine whose tasks might run elsewhere: it has a preflight, which records the work
+    folders it is asked to check, and runs the tasks here."""
+
+    name = "remote"
+    workers = 1
+
+    def __init__(self) -> None:
+        self.work: list[Path | None] = []
+
+    def preflight(self, roots, work) -> None:
+        self.work.append(Path(work) if work is not None else None)
+
+    def map(self, fn, tasks, *, ahead=None):
+        return (fn(task) for task in tasks)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_preflight_checks_the_folder_the_tasks_spool_into(tmp_path):
+    src, cache = _seeds(tmp_path / "src"), tmp_path / "cache"
+    remote = _Remote()
+    build([src], tmp_path / "a", from_mapping({}), engine=remote, template=TEMPLATE,
+          cache_dir=cache)  # fmt: skip
+    assert len(remote.work) == 2
+    assert remote.work[0] is not None and remote.work[0].name.startswith(".rows-")  # the stage's
+    assert remote.work[1] == cache / kept.FOLDER
+
+
+def test_a_cache_folder_that_cannot_hold_scans_is_one_warning_and_the_build_goes_on(tmp_path):
+    src, cache = _seeds(tmp_path / "src"), tmp_path / "cache"
+    cache.mkdir()
+    (cache / kept.FOLDER).write_text("a file where the folder would be", encoding="utf-8")
+    warned: list[str] = []
+    _build(src, tmp_path / "a", cache, warn=warned.append)
+    assert [w for w in warned if w.startswith("cannot keep scans in")] == warned
+    assert len(warned) == 1
+    assert (cache / kept.FOLDER).read_text(encoding="utf-8").startswith("a file")
+    _build(src, tmp_path / "scratch", None)
+    assert all_files(tmp_path / "a") == all_files(tmp_path / "scratch")
