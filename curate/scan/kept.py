@@ -144,17 +144,20 @@ class KeptScans:
         try:
             result = self._read(entry, key)
         except Exception as exc:  # a damaged or planted entry must never fail the build
-            self._set_aside(entry, path, f"{type(exc).__name__}: {exc}")
+            why = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line, whatever it says
+            self._set_aside(entry, path, why)
             return None
         self.reused += 1
         self.used.add(key)
         return result.relocated(path, index), (entry / SPOOL).as_posix()
 
     def _read(self, entry: Path, key: str) -> FileResult:
-        checksum, _, text = (entry / RESULT).read_text(encoding="utf-8").partition("\n")
-        body = json.loads(text)
-        if _dump(body)[1] != checksum:
+        # A path that is not UTF-8 is held as surrogates, written and read as they are.
+        data = (entry / RESULT).read_bytes().decode("utf-8", "surrogatepass")
+        checksum, _, text = data.partition("\n")
+        if hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest() != checksum:
             raise ValueError(f"{RESULT} does not match its checksum")
+        body = json.loads(text)
         if body.get("format") != FORMAT or body.get("key") != key:
             raise ValueError(f"{RESULT} is of another entry")
         spool = entry / SPOOL
@@ -209,7 +212,8 @@ class KeptScans:
         listed = [[Path(p).relative_to(tmp).as_posix(), size, sha] for p, size, sha in spooled]
         text, checksum = _dump({"format": FORMAT, "key": key, "file": file, "spool": listed})
         try:
-            (tmp / RESULT).write_text(f"{checksum}\n{text}", encoding="utf-8")
+            data = f"{checksum}\n{text}".encode("utf-8", "surrogatepass")
+            (tmp / RESULT).write_bytes(data)
             tmp.rename(self.folder / key)
         except OSError:
             # Kept already (the folder is another build's, running at once), or not writable:

@@ -96,6 +96,27 @@ def test_without_a_cache_nothing_is_kept_or_reused(tmp_path, scanned):
     assert len(scanned) == 3
 
 
+def test_no_cache_on_the_command_line_keeps_no_scan(tmp_path):
+    _seeds(tmp_path / "drops")
+    cache = tmp_path / "cache"
+    done = _cli(tmp_path, cache, "--out", "dist", "--no-cache")
+    _, err = done.communicate(timeout=300)
+    assert done.returncode == 0, err
+    assert (tmp_path / "dist" / "manifest.json").is_file() and not cache.exists()
+
+
+def test_a_file_whose_name_is_not_utf8_is_kept_and_reused(tmp_path, scanned):
+    src, cache = _seeds(tmp_path / "src"), tmp_path / "cache"
+    with open(os.fsencode(src) + b"/caf\xe9-\xff.txt", "wb") as fh:
+        fh.write(SEED_FILES[0].read_bytes())
+    _build(src, tmp_path / "a", cache)
+    assert len(_entries(cache)) == 4
+    scanned.clear()
+    _build(src, tmp_path / "b", cache)
+    assert scanned == []
+    assert all_files(tmp_path / "b") == all_files(tmp_path / "a")
+
+
 def test_a_changed_file_is_scanned_again_and_the_others_are_not(tmp_path, scanned):
     src, cache = _seeds(tmp_path / "src"), tmp_path / "cache"
     _build(src, tmp_path / "a", cache)
