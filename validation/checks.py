@@ -266,7 +266,8 @@ def _is_control(ch: str) -> bool:
 
 @register("control-char", "error", "record", "control or invisible format characters")
 def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
-    if record.text.isprintable():  # no Cc, Cf, Zl, Zp (nor Zs other than space): nothing to see
+    # Printable: no Cc, Cf, Zl, Zp (nor Zs other than space), nothing to see.
+    if normalize.is_printable(record.text):
         return
     seen: dict[int, list[str]] = {}
     for i, ch in enumerate(record.text):

@@ -99,6 +99,23 @@ def _unicode_words(folded: str) -> list[str]:
     return _WORD.findall(folded)
 
 
+# The printable ASCII characters, space to tilde: ``str.isprintable`` of an ASCII text is whether
+# deleting these leaves nothing, which a byte translation finds five times faster than the
+# method's per-character lookup of Unicode properties.
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F))
+
+
+def is_printable(text: str) -> bool:
+    """``text.isprintable()``, for ASCII text (a flag of the string) by one byte deletion.
+
+    Every record is tested several times (the word measure, its plain text, the control-char
+    check, the cleaner), and the method's lookup cost about 5 µs a thousand characters.
+    """
+    if text.isascii():
+        return not text.encode("ascii").translate(None, _PRINTABLE_ASCII)
+    return text.isprintable()
+
+
 def is_collapsed(text: str) -> bool:
     """True only if ``" ".join(text.split()) == text``, tested without splitting: printable (so
     a plain space is its only whitespace), no two spaces in a row, none at either end.
@@ -106,7 +123,7 @@ def is_collapsed(text: str) -> bool:
     Nearly every abstract is one such line; splitting it into a list of words only to join or
     count them again cost several of a record's microseconds at each of five places.
     """
-    return text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " "
+    return is_printable(text) and "  " not in text and text[:1] != " " and text[-1:] != " "
 
 
 def word_total(text: str) -> int:

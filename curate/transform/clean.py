@@ -340,7 +340,7 @@ def _drop_controls(text: str) -> str:
     left has no visible form and would reach the published text unseen, so it goes whatever
     the severity of ``control-char``.
     """
-    if text.isprintable():
+    if normalize.is_printable(text):
         return text
     return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf"))
 

@@ -49,6 +49,17 @@ def test_str_split_and_regex_whitespace_are_the_same_characters() -> None:
         assert (f"{ch}a".strip() == "a") == ch.isspace(), hex(code)
 
 
+def test_is_printable_is_the_method() -> None:
+    """The byte deletion answers as ``str.isprintable`` does: every code point alone, and beside
+    printable ASCII (the deletion runs only on ASCII text, the method on the rest)."""
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        assert normalize.is_printable(ch) == ch.isprintable(), hex(code)
+        assert normalize.is_printable(f"a {ch}~") == f"a {ch}~".isprintable(), hex(code)
+    for text in TEXTS:
+        assert normalize.is_printable(text) == text.isprintable(), repr(text[:40])
+
+
 _TRIGGERS = {
     "latex": re.compile(r"[$\\~`{]|--|''"),
     "markdown": re.compile(r"[*_`\[]"),
