@@ -999,7 +999,7 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
     if residue.may_be_mojibake(text) and _ftfy_may_change(text):
         text, mojibake = _repair_mojibake(text)
     text = _drop_controls(_collapse_whitespace(text))
-    if "\\\\" in text:
+    if "\\" in text and "\\\\" in text:  # memchr first: a two-character `in` is a slow scan
         text = _unescape_twice(text)
     kept: list[str] = []
     if kinds and not _RESERVED.search(text):
