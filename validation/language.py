@@ -261,12 +261,19 @@ class LanguageBatch:
     English pre-check (by :func:`looks_english_many`). Within ``with batch:`` the answers come
     from here; they are the same as without it."""
 
-    def __init__(self, texts: Sequence[str] = (), min_words: int = 0) -> None:
+    def __init__(
+        self, texts: Sequence[str] = (), min_words: int = 0, stripped: Sequence[str] | None = None
+    ) -> None:
+        """``stripped``: ``normalize.strip_markup`` of each text, if the caller made it."""
         self.plain: dict[str, tuple[str, int]] = {}
         if texts:
             from validation.normalize import plain_text_and_words
 
-            self.plain = {t: plain_text_and_words(t) for t in texts}
+            if stripped is None:
+                self.plain = {t: plain_text_and_words(t) for t in texts}
+            else:
+                pairs = zip(texts, stripped, strict=True)
+                self.plain = {t: plain_text_and_words(t, s) for t, s in pairs}
         long = [plain for plain, words in self.plain.values() if words >= min_words]
         self.english = dict(zip(long, looks_english_many(long), strict=True))
 

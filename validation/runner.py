@@ -19,6 +19,7 @@ from validation.corpus import Corpus, FileResult, NearSearch, TextLoader
 from validation.findings import Finding, Report, Severity
 from validation.language import LanguageBatch, body_language
 from validation.measures import summarise
+from validation.normalize import strip_markup
 from validation.records import Record, SourceFile
 from validation.registry import MEASURES, CheckSpec, checks
 from validation.sketch import NUM_PERM, Sketch, sketch, sketch_many
@@ -123,14 +124,19 @@ def check_file(
     sigs = np.zeros((n, NUM_PERM), dtype=np.uint16)
     results = [cache.get(r.text) if cache is not None else None for r in records]
     misses = [i for i, r in enumerate(results) if r is None]
+    texts = [records[i].text for i in misses]
+    # Their markup removed once: the comparison form and the plain text both start from it.
+    t = time.perf_counter()
+    stripped = [strip_markup(text) for text in texts]
+    timings["markup"] = timings.get("markup", 0.0) + time.perf_counter() - t
     # The sketches of a file's new records in one batch: hashing and MinHash per call cost
     # more than the work itself for a record-sized input.
     t = time.perf_counter()
-    sketches = sketch_many([records[i].text for i in misses], config.shingle_size)
+    sketches = sketch_many(texts, config.shingle_size, stripped)
     timings["sketch"] = timings.get("sketch", 0.0) + time.perf_counter() - t
     # And their languages' plain texts and English pre-checks (by numpy, in one pass).
     t = time.perf_counter()
-    languages = LanguageBatch([records[i].text for i in misses], config.language_min_words)
+    languages = LanguageBatch(texts, config.language_min_words, stripped)
     timings["language"] = timings.get("language", 0.0) + time.perf_counter() - t
     plan = RecordPlan.of(config)
     with languages:

@@ -262,16 +262,21 @@ def sketch(text: str, shingle_size: int) -> tuple[Sketch, np.ndarray]:
 SKETCH_BATCH = 512  # records per rensa call in :func:`sketch_many`: a few MB of arrays at most
 
 
-def sketch_many(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
+def sketch_many(
+    texts: Sequence[str], shingle_size: int, stripped: Sequence[str] | None = None
+) -> list[Sketch]:
     """``[sketch(t, shingle_size)[0] for t in texts]``, the same values, computed in batches.
 
     The shingles of a batch of records are hashed as one array and their signatures made in
     one call, so the per-record cost is the work itself, not numpy's and rensa's per-call
-    overhead. Each ``sig`` is a row of a batch's matrix (read-only use only).
+    overhead. Each ``sig`` is a row of a batch's matrix (read-only use only). ``stripped``
+    holds ``normalize.strip_markup`` of each text, if the caller made it for another use too.
     """
     out: list[Sketch] = []
     for start in range(0, len(texts), SKETCH_BATCH):
-        out.extend(_sketch_batch(texts[start : start + SKETCH_BATCH], shingle_size))
+        end = start + SKETCH_BATCH
+        part = None if stripped is None else stripped[start:end]
+        out.extend(_sketch_batch(texts[start:end], shingle_size, part))
     return out
 
 
@@ -308,8 +313,13 @@ def _keys(
     return buf[keep].tobytes().split(b"\0")[1:-1]
 
 
-def _sketch_batch(texts: Sequence[str], shingle_size: int) -> list[Sketch]:
-    forms = [comparison_bytes(t) for t in texts]
+def _sketch_batch(
+    texts: Sequence[str], shingle_size: int, stripped: Sequence[str] | None
+) -> list[Sketch]:
+    if stripped is None:
+        forms = [comparison_bytes(t) for t in texts]
+    else:
+        forms = [comparison_bytes(t, s) for t, s in zip(texts, stripped, strict=True)]
     buf, starts, lengths, counts = _words_of([key for key, _rendered in forms])
     keys = _keys(buf, starts, lengths, counts)
     sigs = np.zeros((len(texts), NUM_PERM), dtype=np.uint16)

@@ -163,6 +163,13 @@ def test_a_language_batch_gives_body_language_s_own_answers() -> None:
         with language.LanguageBatch(texts, min_words):
             together = [language.body_language(t, min_words) for t in texts]
         assert together == alone
+        # Given each text's markup stripped (check_file strips once for this and the sketch).
+        stripped = [normalize.strip_markup(t) for t in texts]
+        batch = language.LanguageBatch(texts, min_words, stripped)
+        assert batch.plain == language.LanguageBatch(texts, min_words).plain
+        language.body_language.cache_clear()
+        with batch:
+            assert [language.body_language(t, min_words) for t in texts] == alone
     for text in TEXTS:
         plain = normalize.plain_text(text)
         assert normalize.plain_text_and_words(text) == (plain, normalize.word_total(plain))
