@@ -19,9 +19,9 @@ on 64 bits).
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
 
 import numpy as np
 import rensa
@@ -204,16 +204,19 @@ def _digests(shingles: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     A repeated shingle changes no minimum, so rows need not be unique.
     """
     n = len(offsets) - 1
-    out = np.empty((n, NUM_PERM), dtype=np.uint16)
+    # rensa gives a matrix's rows only as lists of Python ints (no buffer): each is appended to
+    # one C array of them all, read by numpy once (about 1 µs a row less than a numpy
+    # conversion of each call's rows).
+    flat = array("I")
     for lo in range(0, n, RENSA_ROWS):
         hi = min(lo + RENSA_ROWS, n)
         start = offsets[lo]
         rows = rensa.RMinHash.digest_matrix_from_flat_token_hashes(
             shingles[start : offsets[hi]], offsets[lo : hi + 1] - start, NUM_PERM, SIGNATURE_SEED
         ).to_rows()
-        flat = np.fromiter(chain.from_iterable(rows), np.uint32, (hi - lo) * NUM_PERM)
-        out[lo:hi] = flat.reshape(hi - lo, NUM_PERM).astype(np.uint16)
-    return out
+        for row in rows:
+            flat.extend(row)
+    return np.frombuffer(flat, np.uintc).reshape(n, NUM_PERM).astype(np.uint16)
 
 
 def signature(shingles: np.ndarray) -> np.ndarray:
