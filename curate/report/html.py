@@ -30,6 +30,7 @@ from markupsafe import Markup
 from curate.dataset.manifest import POSITIONS, REPORT_HTML
 from curate.io import sha256_file
 from curate.report.charts import COLOURS, bar_chart, length_chart
+from validation import normalize
 from validation.measures import percentile
 
 GENERATOR = '<meta name="generator" content="curate report">'
@@ -72,7 +73,7 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     after, within the gaps the words leave. Aligning the whitespace runs as tokens of their own
     made every run a candidate match for every other, which cost the product of the two
     lengths; the marks are those of that alignment."""
-    a, b = _TOKEN.findall(raw), _TOKEN.findall(clean)
+    a, b = _tokens(raw), _tokens(clean)
     # Words and whitespace runs alternate, so the words are every other token from the first
     # that is not whitespace.
     a_at = range(1 if a and a[0].isspace() else 0, len(a), 2)
@@ -106,8 +107,22 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     return Markup("".join(left)), Markup("".join(right))
 
 
+def _tokens(text: str) -> list[str]:
+    """``_TOKEN.findall(text)``: the words and the whitespace runs between them. A text that is
+    one line of single spaces (most abstracts) is its words with a space between each two,
+    made by ``str.split`` several times faster than the regex."""
+    if not text or not normalize.is_collapsed(text):
+        return _TOKEN.findall(text)
+    words = text.split(" ")
+    tokens = [" "] * (2 * len(words) - 1)
+    tokens[::2] = words
+    return tokens
+
+
 def _word_blocks(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
     """The matched runs of words, (start in a, start in b, length), in order."""
+    if a == b:  # what the matcher finds, without its search: about a third of the page's diffs
+        return [(0, 0, len(a))] if a else []
     if _pairs(a, b) <= DIFF_PAIRS:
         return [m for m in difflib.SequenceMatcher(None, a, b, False).get_matching_blocks() if m[2]]
     head = 0
@@ -149,7 +164,8 @@ def _gap(
     _marked(a[:head], b[:head], left, right)
     ends.append((a[len(a) - tail :], b[len(b) - tail :]))
     a, b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(a) > GAP_TOKENS or len(b) > GAP_TOKENS:
+    # One side empty or both the same: the matcher's one opcode, or none for two empty sides.
+    if len(a) > GAP_TOKENS or len(b) > GAP_TOKENS or not a or not b or a == b:
         _marked(a, b, left, right)
     else:
         for _, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, False).get_opcodes():
