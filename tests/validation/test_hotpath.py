@@ -366,3 +366,24 @@ def test_may_look_bad_is_never_false_where_ftfy_finds_mojibake() -> None:
     for text in TEXTS:
         if ftfy.badness.is_bad(text):
             assert residue.may_look_bad(text), text[:80]
+
+
+def _has_words_slowly(text: str) -> bool:
+    """``has_words`` without its fast answer: the markup removed, then a letter or digit."""
+    from validation.checks import _KEY_COMMANDS, _WORD_CHAR
+
+    if not any(residue.may_have(kind, text) for kind in residue.KINDS):
+        return _WORD_CHAR.search(text) is not None
+    return _WORD_CHAR.search(normalize.plain_text(_KEY_COMMANDS.sub(" ", text))) is not None
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["", " <!-- a hidden comment --> ", " \\cite{smith jones} ", " cite this <b>x</b> ", " <br> "],
+)
+def test_has_words_fast_answer_is_the_slow_one(extra: str) -> None:
+    from validation.checks import has_words
+
+    texts = [*TEXTS, "<!-- two words -->", "\\cite{two words}", "<!-- a -->cite", "cite it"]
+    for text in texts:
+        assert has_words(text + extra) == _has_words_slowly(text + extra), repr(text[:60])
