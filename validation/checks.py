@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from validation import normalize, residue
 from validation.corpus import Corpus
 from validation.findings import Finding, Severity
-from validation.language import body_language, detect
+from validation.language import batch_word_total, body_language, detect
 from validation.records import Record, SourceFile
 from validation.registry import (
     finding,
@@ -129,6 +129,10 @@ def _one(value: str | int | None) -> tuple:
 # --- record checks --------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
 def _word_count(text: str) -> int:
+    if text.isascii():  # no CJK character: its length in words is its word total
+        counted = batch_word_total(text)
+        if counted is not None:
+            return counted
     return normalize.length_in_words(text)
 
 

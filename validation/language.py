@@ -287,5 +287,15 @@ class LanguageBatch:
         _batch = _NO_BATCH
 
 
+def batch_word_total(text: str) -> int | None:
+    """``normalize.word_total(text)`` if the current batch counted it: when ``text`` is its own
+    plain text (no markup, one line of single spaces: most records), the batch's count of that
+    is this count, and the words measure need not count again (about 4 µs a record)."""
+    known = _batch.plain.get(text)
+    if known is None or known[0] is not text:
+        return None
+    return known[1]
+
+
 _NO_BATCH = LanguageBatch()
 _batch = _NO_BATCH
