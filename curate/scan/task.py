@@ -14,10 +14,13 @@ cache (:meth:`~curate.scan.cache.ValidationCache.spill`) rather than held until 
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -115,9 +118,33 @@ def _cache(ref: CacheRef, config: Config) -> ValidationCache:
     return cache
 
 
+# Allocations between two young collections of the garbage collector while a task runs (Python's
+# default: 700). A task makes many small containers that live until its end (records, results,
+# findings, rows), and each time enough of them have survived the collector scans everything
+# the process holds (the language profiles, the TeX tables): such full collections cost about 9
+# µs a record of a generated corpus at the default, 1.6 at this.
+TASK_GC_THRESHOLD = 10_000
+
+
+@contextmanager
+def _fewer_collections() -> Iterator[None]:
+    """Young collections less often for the task's duration; the process's setting after."""
+    before = gc.get_threshold()
+    gc.set_threshold(max(before[0], TASK_GC_THRESHOLD), *before[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*before)
+
+
 def scan_file(task: ScanTask) -> Scanned:
     """Parse and check one file, a batch of records at a time; with a spool, also make its
     records' rows."""
+    with _fewer_collections():
+        return _scan_file(task)
+
+
+def _scan_file(task: ScanTask) -> Scanned:
     cache = _cache(task.cache, task.config) if task.cache else None
     hits, misses = (cache.hits, cache.misses) if cache is not None else (0, 0)
     spool = None

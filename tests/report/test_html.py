@@ -22,6 +22,7 @@ import pytest
 from browser import colour_pixels, open_page
 from conftest import ROOT, SOURCES
 
+import curate.report.html as html_report
 from curate.cli import main
 from curate.report.charts import bar_chart as _bar_chart
 from curate.report.charts import length_chart as _length_chart
@@ -157,6 +158,37 @@ def test_a_console_message_is_caught(tmp_path):
     )
     page = open_page(bad, tmp_path / "bad.png", height=300, dump_dom=False)
     assert any("example.com" in m for m in page.console)
+
+
+def test_the_compiled_template_is_the_template_as_jinja2_compiles_it_now():
+    """The page is rendered from report.html.j2.compiled only while it is current: after an
+    edit of the template or a new jinja2, this fails until it is written again (the page is
+    still right meanwhile, only slower to make)."""
+    source = html_report.TEMPLATE.read_text(encoding="utf-8")
+    assert html_report.COMPILED.read_text(encoding="utf-8") == html_report.compiled_template(
+        source
+    ), (
+        'write it again: uv run python -c "from curate.report.html import *; '
+        "COMPILED.write_text(compiled_template(TEMPLATE.read_text(encoding='utf-8')), "
+        "encoding='utf-8')\""
+    )
+
+
+def test_the_compiled_template_renders_the_page_the_template_renders(built, monkeypatch):
+    from jinja2 import Environment
+
+    compiled = html_report.render_report(built, [ROOT / "sources"])
+
+    def compile_forbidden(*args, **kwargs):
+        raise AssertionError("the template was compiled, not read compiled")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Environment, "from_string", compile_forbidden)
+        assert html_report.render_report(built, [ROOT / "sources"]) == compiled
+    # A stale or missing compiled file: the template itself, the same page.
+    monkeypatch.setattr(html_report, "COMPILED", built / "no-such-file")
+    assert html_report.render_report(built, [ROOT / "sources"]) == compiled
+    assert "<title>" in compiled and "<table" in compiled
 
 
 def test_page_is_self_contained(built):
