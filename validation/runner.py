@@ -203,7 +203,8 @@ def make_report(
     config: Config | None = None,
 ) -> Report:
     """The run's report: findings configured off or ignored for their file left out, and each
-    record finding named by its record's id, which is the id of its row in the table."""
+    record finding named by its record's id, which is the id of its row in the table, and by
+    its number in the file where its line does not name it alone (:func:`_with_record_id`)."""
     report = Report(files=[r.path for r in results], records=sum(r.n_records for r in results))
     for found in (*(r.findings for r in results), corpus_findings):
         for f in found:
@@ -223,10 +224,15 @@ def counts(f: Finding, config: Config | None) -> bool:
 
 
 def _with_record_id(f: Finding, results: list[FileResult]) -> Finding:
+    """``f`` with its record's id; where several records start on its line (a JSON array on
+    one line), its message begins with ``record N:``, the record's number in the file, as the
+    place of an earlier record it names reads ``FILE:LINE (record N)``."""
     if f.id is not None or f.record is None:
         return f
     fi, ri = f.record
-    return replace(f, id=results[fi].ids[ri])
+    number = results[fi].ordinal(ri)
+    message = f.message if number is None else f"record {number}: {f.message}"
+    return replace(f, id=results[fi].ids[ri], message=message)
 
 
 def add_timings(total: dict[str, float], more: dict[str, float]) -> None:
