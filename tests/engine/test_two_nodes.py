@@ -4,8 +4,8 @@ process of both listening on 127.0.0.1. A build on it passes the preflight, runs
 both nodes and gives the local build's bytes; the second node killed while a task of the
 build's scan runs on it, the task is run again on the head and the bytes are still the local
 build's; and a third node whose workers import a modified copy of curate is refused by name,
-exit 3, with the previous release untouched. One cluster serves the module: each test leaves
-it with two nodes alive, as it found it."""
+exit 3, with the previous release untouched. One cluster serves the module, a second node
+started again only for a test after the one that killed it (the last)."""
 
 from __future__ import annotations
 
@@ -164,14 +164,22 @@ class Cluster:
 
 
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def started() -> Iterator[Cluster]:
     running = Cluster()
     try:
         running.start(head=True)
-        running.start()
         yield running
     finally:
         running.stop_all()
+
+
+@pytest.fixture
+def cluster(started: Cluster) -> Cluster:
+    """The module's cluster with two nodes alive: the head, and a second node started at the
+    first test, or again after a test has killed it."""
+    while len(started.folders) < 2:
+        started.start()
+    return started
 
 
 @pytest.fixture(scope="module")
@@ -202,9 +210,9 @@ def _build(
 
 
 @pytest.fixture(scope="module")
-def local(cluster, project) -> Path:
+def local(started, project) -> Path:
     """The build of the corpus on the local pool, which every build on the cluster must equal."""
-    done = _build(project, "local", cluster.env, "--engine", "local")
+    done = _build(project, "local", started.env, "--engine", "local")
     assert done.returncode == 0, done.stderr
     return project / "local"
 
@@ -220,6 +228,41 @@ def test_a_build_passes_the_preflight_runs_on_both_nodes_and_gives_the_local_byt
     assert all(n > 0 for n in ran), ran  # each node ran some of the scan's tasks
     assert sum(ran) == DROPS  # and between them all of them, each once
     assert same_tree(local, project / "ray")
+
+
+def test_a_node_running_other_curate_is_refused_by_name_and_nothing_is_written(
+    cluster, project, local, tmp_path
+):
+    """The third node's workers import a copy of curate with one line changed."""
+    modified = tmp_path / "modified"
+    shutil.copytree(Path(curate.__file__).parent, modified / "curate",
+                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    clean = modified / "curate" / "transform" / "clean.py"
+    clean.write_text(clean.read_text(encoding="utf-8") + "# one line more\n", encoding="utf-8")
+    other = cluster.start(pythonpath=modified)
+    try:
+        ids = cluster.nodes()
+        assert sorted(ids) == sorted(cluster.folders)  # three nodes, all alive
+        release = project / "release"
+        shutil.copytree(local, release)  # a release made before, which the build would replace
+        before = sorted(p.name for p in project.iterdir())
+        kept = tmp_path / "kept"
+        shutil.copytree(release, kept)
+
+        refused = _build(project, "release", cluster.env, "--engine", "ray", "--ray-address",
+                         cluster.address)  # fmt: skip
+    finally:
+        cluster.stop(other)
+    assert refused.returncode == 3, refused.stderr
+    lines = [line for line in refused.stderr.splitlines() if line.startswith("curate: error")]
+    assert len(lines) == 1, refused.stderr
+    assert refused.stderr.strip().endswith(lines[0]), refused.stderr
+    assert lines[0].startswith(f"curate: error: Ray node {ids[other][:8]} at 127.0.0.1 ")
+    assert "runs other curate code" in lines[0]
+    assert lines[0].endswith("; nothing was written")
+    assert all(i[:8] not in lines[0] for f, i in ids.items() if f != other)
+    assert same_tree(release, kept)
+    assert sorted(p.name for p in project.iterdir()) == before
 
 
 def test_a_node_killed_while_it_runs_a_task_is_retried_and_gives_the_local_bytes(
@@ -245,7 +288,6 @@ def test_a_node_killed_while_it_runs_a_task_is_retried_and_gives_the_local_bytes
         if build.poll() is None:
             build.kill()
             build.wait()
-        cluster.start()  # the module's other tests find two nodes again
     said = log.read_text()
     assert "curate: validated" not in then  # the scan was under way when the node went
     assert code == 0, said
@@ -253,38 +295,3 @@ def test_a_node_killed_while_it_runs_a_task_is_retried_and_gives_the_local_bytes
     assert "Task _run failed. There are 3 retries remaining" in said, said
     assert "node it was running on is dead" in said, said
     assert same_tree(local, project / "killed")
-
-
-def test_a_node_running_other_curate_is_refused_by_name_and_nothing_is_written(
-    cluster, project, tmp_path
-):
-    """The third node's workers import a copy of curate with one line changed."""
-    modified = tmp_path / "modified"
-    shutil.copytree(Path(curate.__file__).parent, modified / "curate",
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
-    clean = modified / "curate" / "transform" / "clean.py"
-    clean.write_text(clean.read_text(encoding="utf-8") + "# one line more\n", encoding="utf-8")
-    other = cluster.start(pythonpath=modified)
-    try:
-        ids = cluster.nodes()
-        assert sorted(ids) == sorted(cluster.folders)  # three nodes, all alive
-        release = project / "release"
-        assert _build(project, "release", cluster.env, "--engine", "local").returncode == 0
-        before = sorted(p.name for p in project.iterdir())
-        kept = tmp_path / "kept"
-        shutil.copytree(release, kept)
-
-        refused = _build(project, "release", cluster.env, "--engine", "ray", "--ray-address",
-                         cluster.address)  # fmt: skip
-    finally:
-        cluster.stop(other)
-    assert refused.returncode == 3, refused.stderr
-    lines = [line for line in refused.stderr.splitlines() if line.startswith("curate: error")]
-    assert len(lines) == 1, refused.stderr
-    assert refused.stderr.strip().endswith(lines[0]), refused.stderr
-    assert lines[0].startswith(f"curate: error: Ray node {ids[other][:8]} at 127.0.0.1 ")
-    assert "runs other curate code" in lines[0]
-    assert lines[0].endswith("; nothing was written")
-    assert all(i[:8] not in lines[0] for f, i in ids.items() if f != other)
-    assert same_tree(release, kept)
-    assert sorted(p.name for p in project.iterdir()) == before
