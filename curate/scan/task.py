@@ -29,6 +29,7 @@ from curate.ingest import formats
 from curate.ingest.formats import Split
 from curate.ingest.formats.fields import Tail, finish_parts
 from curate.scan.cache import FLUSH_ENTRIES, ValidationCache
+from curate.scan.kept import Digest, spool_digest
 from validation.config import Config
 from validation.corpus import FileResult
 from validation.findings import Finding
@@ -60,6 +61,7 @@ class ScanTask:
     spool: str | None = None  # a build's: the file its rows are written to
     cleaning: Cleaning | None = None  # a build's: how its rows are made
     split: Split | None = None  # the part of the file to read (None: all of it)
+    keep: bool = False  # a kept scan's (curate.scan.kept): its spool's size and hash wanted
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ class Scanned:
     misses: int = 0
     spilled: str | None = None  # a file of more cache entries, for the main process to store
     tail: Tail | None = None  # a part's: what its reader knew at its end, for `joined_parts`
+    spooled: list[Digest] = field(default_factory=list)  # a kept scan's spool file, if any
 
 
 def _warn(message: str) -> None:
@@ -153,14 +156,17 @@ def scan_file(task: ScanTask) -> Scanned:
         parts.append(part)
         if cache is not None and spill is not None and cache.pending >= FLUSH_ENTRIES:
             cache.spill(spill)
+    spooled: list[Digest] = []
     if spool is not None:
         spool.close()
+        if task.keep and task.spool is not None:  # hashed here, in parallel, not in the driver
+            spooled = spool_digest(Path(task.spool))
     file = _joined(parts, sigs.array(), source_sha=parts[-1].sha256, size=parts[-1].size)
     file.timings = timings
     if cache is None:
-        return Scanned(file, tail=tail)
+        return Scanned(file, tail=tail, spooled=spooled)
     done = Scanned(file, cache.take_pending(), cache.hits - hits, cache.misses - misses)
-    done.tail = tail
+    done.tail, done.spooled = tail, spooled
     if spill is not None and spill.exists():
         done.spilled = spill.as_posix()
     return done

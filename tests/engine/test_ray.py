@@ -407,3 +407,24 @@ def test_ctrl_c_stops_the_cluster_the_build_started_and_leaves_the_output_as_it_
     while any(map(_alive, seen)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [pid for pid in seen if _alive(pid)] == []
+
+
+def test_scans_kept_on_ray_are_reused_on_ray_the_same_bytes(cluster, drops, tmp_path, parallel):
+    """The tasks spool into the cache folder, by a path every node reads; a second build on
+    Ray finds every scan kept and runs no scan task, and the assembly tasks read the kept
+    spools."""
+    cache = tmp_path / "cache"
+    local = build([drops], tmp_path / "local", Settings(), jobs=2, template=TEMPLATE)
+    runs = []
+    for name in ("first", "second"):
+        ray_engine = Counting()
+        try:
+            build([drops], tmp_path / name, Settings(), engine=ray_engine, template=TEMPLATE,
+                  cache_dir=cache)  # fmt: skip
+        finally:
+            ray_engine.close()
+        runs.append(ray_engine.ran)
+    assert runs[0].count("scan_file") == len(list(drops.glob("*.txt")))
+    assert "scan_file" not in runs[1] and "rows_of_files" in runs[1]
+    assert same_tree(tmp_path / "local", tmp_path / "first") and local.records_out > 0
+    assert same_tree(tmp_path / "local", tmp_path / "second")
