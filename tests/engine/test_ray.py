@@ -27,7 +27,7 @@ import curate.dedupe.near
 import curate.scan.run
 from curate.dataset.assemble import write_shard
 from curate.dedupe.near import TextSource, components, engine_search
-from curate.engine.ray import RayEngine
+from curate.engine.ray import ClusterUnreachable, RayEngine
 from curate.engine.serial import SERIAL
 from curate.errors import WorkerDied
 from curate.ingest.discover import discover
@@ -295,6 +295,35 @@ def test_a_worker_that_keeps_dying_fails_in_one_line_and_leaves_the_previous_out
     assert "\n" not in str(died.value) and "Ray worker died" in str(died.value)
     assert same_tree(tmp_path / "before", out)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["before", "dist", "drops", "killed"]
+
+
+class TimingOut:
+    """Ray whose local start times out: Ray 2.60's ``ray.init`` raises this when the raylet
+    has not registered with the GCS within 30 s (an overloaded machine)."""
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **options: Any) -> None:
+        raise Exception(  # Ray's own type for it
+            "The current node timed out during startup. This could happen because some of the "
+            "raylet failed to startup or the GCS has become overloaded."
+        )
+
+
+def test_a_local_start_that_times_out_is_one_line_after_the_start_line(capsys, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    engine = RayEngine(jobs=2)
+    engine._ray = TimingOut()
+    with pytest.raises(ClusterUnreachable) as failed:
+        engine.workers  # noqa: B018 - the first use starts the cluster
+    assert capsys.readouterr().err == "curate: starting a local Ray cluster (2 CPUs)…\n"
+    assert str(failed.value) == (
+        "the local Ray cluster did not start (The current node timed out during startup. This "
+        "could happen because some of the raylet failed to startup or the GCS has become "
+        "overloaded.); retry, or use --engine local"
+    )
+    assert engine._reaper is None and engine._session is None  # nothing of the start is left
 
 
 def test_a_cluster_that_does_not_answer_is_one_line_before_any_work(tmp_path):
