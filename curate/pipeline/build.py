@@ -46,7 +46,7 @@ from curate.ingest.discover import refuse_missing
 from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
 from curate.release import bucket, output
-from curate.report.html import RecordTexts, render_report
+from curate.report.html import Place, RecordTexts, place_of, record_at, render_report
 from curate.scan.kept import KeptScans
 from curate.scan.run import Rows, stderr_warning
 from curate.settings import Settings
@@ -544,16 +544,14 @@ def _write_rejected(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    texts = _spooled_texts(run)({(d["file"], d["line"]) for d in decision.dropped})
+    texts = _spooled_texts(run)({place_of(d) for d in decision.dropped})
     table = pa.table(
         {
             "id": [d["id"] for d in decision.dropped],
             "file": [d["file"] for d in decision.dropped],
             "line": pa.array([d["line"] for d in decision.dropped], pa.int32()),
             "reasons": [d["reasons"] for d in decision.dropped],
-            f"{settings.text_column}_raw": [
-                texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped
-            ],
+            f"{settings.text_column}_raw": [texts.get(place_of(d)) for d in decision.dropped],
         }
     )
     path = stage / REJECTED
@@ -586,23 +584,23 @@ def _write_page(
 
 
 def _spooled_texts(run: ValidationRun) -> RecordTexts:
-    """The raw texts of records by (file name, line), read from the spool of their rows."""
+    """The raw texts of records by their place, read from the spool of their rows."""
     index = {name: i for i, name in enumerate(run.names)}
 
-    def texts(wanted: set[tuple[str, int]]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        by_file: dict[int, list[int]] = {}
-        for name, line in wanted:
-            if name in index:
-                by_file.setdefault(index[name], []).append(line)
-        for fi, lines in sorted(by_file.items()):
-            at = {line: run.files[fi].record_at(line) for line in lines}
-            found = [line for line, ri in at.items() if ri is not None]
+    def texts(wanted: set[Place]) -> dict[Place, str]:
+        out: dict[Place, str] = {}
+        by_file: dict[int, list[Place]] = {}
+        for place in wanted:
+            if place[0] in index:
+                by_file.setdefault(index[place[0]], []).append(place)
+        for fi, places in sorted(by_file.items()):
+            f = run.files[fi]
+            at = {place: record_at(f.lines, f.rows, place) for place in places}
+            found = [place for place, ri in at.items() if ri is not None]
             spool = run.spools[fi]
             if not found or spool is None:
                 continue
-            for line, text in zip(found, raw_texts(spool, [at[k] for k in found]), strict=True):
-                out[f"{run.names[fi]}:{line}"] = text
+            out.update(zip(found, raw_texts(spool, [at[k] for k in found]), strict=True))
         return out
 
     return texts
