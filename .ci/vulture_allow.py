@@ -10,6 +10,7 @@ from curate.ingest.formats.jsonl import JsonLines
 from curate.ingest.formats.text import TextDrops
 from curate.project.toolkit import _Links
 from curate.release.diff import Diff
+from curate.report.html import compiled_template
 from curate.storage import _Raw
 from curate.transform.clean import CleanResult
 from validation import residue, schema, texsymbols_pylatexenc
@@ -30,6 +31,7 @@ USED = (
     Diff.data_changed,  # part of the comparison's public answer (tests read it)
     CleanResult.fixed_mojibake,  # part of the cleaner's public answer (tests read it)
     residue.has_any,  # the residue module's API: any kind at all (tests use it)
+    compiled_template,  # writes report.html.j2.compiled again (its test reads it)
     texsymbols_pylatexenc.COPIED_FROM,  # the release the table was copied from (its test reads it)
     schema.records_frame,  # the record table as pandas sees it (the contract test's oracle)
     DetectorFactory.seed,  # langdetect reads it: the seed of its sampling

@@ -60,6 +60,8 @@ def test_the_wheel_holds_the_template_licence_and_type_marker(wheel):
         "curate/project/templates/pyproject.toml",
         "curate/project/templates/workflows/validate.yml",
         "curate/project/templates/workflows/release.yml",
+        "curate/report/report.html.j2",
+        "curate/report/report.html.j2.compiled",
         "curate/py.typed",
         "validation/py.typed",
     ]:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from validation import normalize, residue
 from validation.corpus import Corpus
 from validation.findings import Finding, Severity
-from validation.language import body_language, detect
+from validation.language import batch_word_total, body_language, detect
 from validation.records import Record, SourceFile
 from validation.registry import (
     finding,
@@ -129,6 +129,10 @@ def _one(value: str | int | None) -> tuple:
 # --- record checks --------------------------------------------------------------------------------
 @lru_cache(maxsize=8)
 def _word_count(text: str) -> int:
+    if text.isascii():  # no CJK character: its length in words is its word total
+        counted = batch_word_total(text)
+        if counted is not None:
+            return counted
     return normalize.length_in_words(text)
 
 
@@ -266,7 +270,8 @@ def _is_control(ch: str) -> bool:
 
 @register("control-char", "error", "record", "control or invisible format characters")
 def check_control_chars(record: Record, config: Config) -> Iterator[Finding]:
-    if record.text.isprintable():  # no Cc, Cf, Zl, Zp (nor Zs other than space): nothing to see
+    # Printable: no Cc, Cf, Zl, Zp (nor Zs other than space), nothing to see.
+    if normalize.is_printable(record.text):
         return
     seen: dict[int, list[str]] = {}
     for i, ch in enumerate(record.text):
@@ -351,7 +356,11 @@ def has_words(text: str) -> bool:
     # Two neighbouring tokens made only of letters are words whatever the markup around them
     # (a tag, an entity, a command or a formula always brings a `<`, `&`, `\\` or `$` into its
     # token), except inside an HTML comment or a citation: the fast answer for most records.
-    if "<!--" not in text and "cite" not in text and _LETTER_PAIR.search(text):
+    # (Each four-character search behind a memchr for its first character: a comment starts
+    # with `<`, a citation command with a backslash.)
+    comment = "<" in text and "<!--" in text
+    citation = "\\" in text and "cite" in text
+    if not comment and not citation and _LETTER_PAIR.search(text):
         return True
     if not any(residue.may_have(kind, text) for kind in residue.KINDS):
         return _WORD_CHAR.search(text) is not None

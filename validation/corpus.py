@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from validation.findings import Finding, Handle
+from validation.findings import Finding, Handle, place
 from validation.normalize import comparison_forms
 from validation.records import Header
 from validation.sketch import (
@@ -63,6 +63,12 @@ class FileResult:
     @property
     def n_records(self) -> int:
         return len(self.ids)
+
+    def ordinal(self, ri: int) -> int | None:
+        """Record ``ri``'s number in the file (1-based) where its line does not name it alone,
+        several records starting there (a JSON array written on one line); else None."""
+        around = self.lines[max(ri - 1, 0) : ri + 2]
+        return ri + 1 if int((around == self.lines[ri]).sum()) > 1 else None
 
     def record_at(self, line: int) -> int | None:
         """The index of the record that starts on ``line``, or None."""
@@ -130,7 +136,8 @@ class Corpus(RecordIndex):
         return int(self.files[fi].lines[ri])
 
     def loc(self, g: int) -> str:
-        return f"{self.path(g)}:{self.line(g)}"
+        fi, ri = self.where(g)
+        return place(self.path(g), self.line(g), self.files[fi].ordinal(ri))
 
     def texts(self, indexes: list[int]) -> dict[int, str]:
         wanted = {self.where(g): g for g in indexes}

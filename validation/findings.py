@@ -6,6 +6,7 @@ first fault, so one broken file never hides what is wrong with the others.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -35,6 +36,22 @@ class Severity(StrEnum):
 # Which record a finding is about: (index of its file in the run, index of the record in the
 # file). Later stages follow it to the record's id, row and text; reports show files and lines.
 Handle = tuple[int, int]
+# A record's place as a message names it: ``PATH:LINE``, and ``PATH:LINE (record N)`` where
+# several records of the file start on that line (a JSON array written on one line).
+_PLACE = re.compile(r"(?P<path>.*):(?P<line>\d+)(?P<rest> \(record \d+\))?", re.DOTALL)
+
+
+def place(path: str, line: int, record: int | None = None) -> str:
+    """``PATH:LINE``, with `` (record N)`` (``record``, 1-based in its file) when given: the
+    one spelling of a record's place in messages, which :func:`parse_place` reads back."""
+    return f"{path}:{line}" + (f" (record {record})" if record is not None else "")
+
+
+def parse_place(text: str) -> tuple[str, int, str] | None:
+    """The path, line and the rest (`` (record N)`` or ``""``) of a :func:`place`; None for
+    text that is none."""
+    m = _PLACE.fullmatch(text)
+    return (m["path"], int(m["line"]), m["rest"] or "") if m and m["path"] else None
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,12 +261,19 @@ class LanguageBatch:
     English pre-check (by :func:`looks_english_many`). Within ``with batch:`` the answers come
     from here; they are the same as without it."""
 
-    def __init__(self, texts: Sequence[str] = (), min_words: int = 0) -> None:
+    def __init__(
+        self, texts: Sequence[str] = (), min_words: int = 0, stripped: Sequence[str] | None = None
+    ) -> None:
+        """``stripped``: ``normalize.strip_markup`` of each text, if the caller made it."""
         self.plain: dict[str, tuple[str, int]] = {}
         if texts:
             from validation.normalize import plain_text_and_words
 
-            self.plain = {t: plain_text_and_words(t) for t in texts}
+            if stripped is None:
+                self.plain = {t: plain_text_and_words(t) for t in texts}
+            else:
+                pairs = zip(texts, stripped, strict=True)
+                self.plain = {t: plain_text_and_words(t, s) for t, s in pairs}
         long = [plain for plain, words in self.plain.values() if words >= min_words]
         self.english = dict(zip(long, looks_english_many(long), strict=True))
 
@@ -278,6 +285,16 @@ class LanguageBatch:
     def __exit__(self, *exc: object) -> None:
         global _batch
         _batch = _NO_BATCH
+
+
+def batch_word_total(text: str) -> int | None:
+    """``normalize.word_total(text)`` if the current batch counted it: when ``text`` is its own
+    plain text (no markup, one line of single spaces: most records), the batch's count of that
+    is this count, and the words measure need not count again (about 4 µs a record)."""
+    known = _batch.plain.get(text)
+    if known is None or known[0] is not text:
+        return None
+    return known[1]
 
 
 _NO_BATCH = LanguageBatch()

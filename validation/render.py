@@ -12,7 +12,7 @@ from itertools import groupby
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from validation.findings import Finding, Report, Severity, count
+from validation.findings import Finding, Report, Severity, count, parse_place
 
 
 def _totals(summary: dict[str, Any], bold: bool = False) -> tuple[str, str]:
@@ -296,13 +296,12 @@ def relative_to(report: Report, root: str | None) -> Report:
     def rel(path: str | None) -> str | None:
         if not path:
             return path
-        where, sep, line = path.rpartition(":") if ":" in path else (path, "", "")
-        if not (sep and line.isdigit()):
-            where, sep, line = path, "", ""
+        found = parse_place(path)
+        where, at = (found[0], f":{found[1]}{found[2]}") if found else (path, "")
         full = os.path.realpath(where)
         if full == base or not full.startswith(base + os.sep):
             return path
-        return os.path.relpath(full, base).replace(os.sep, "/") + sep + line
+        return os.path.relpath(full, base).replace(os.sep, "/") + at
 
     findings = []
     for f in report.findings:
@@ -338,10 +337,8 @@ def render_sarif(report: Report, tool_version: str = "0") -> str:
         if f.code in REGISTRY:
             result["ruleIndex"] = codes.index(f.code)
         if f.related:
-            path, _, line = f.related.rpartition(":")
-            related = (
-                _location(path, int(line)) if path and line.isdigit() else _location(f.related, 0)
-            )
+            found = parse_place(f.related)
+            related = _location(*found[:2]) if found else _location(f.related, 0)
             result["relatedLocations"] = [
                 {"id": 1, **related, "message": {"text": "earlier occurrence"}}
             ]

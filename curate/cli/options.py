@@ -57,8 +57,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--no-cache",
         action="store_true",
-        help=f"do not read or write the validation cache ({DEFAULT_CACHE_DIR}/ by default, "
-        "or $CURATE_CACHE_DIR)",
+        help="do not read or write the cache: validation results, a build's kept scans "
+        f"({DEFAULT_CACHE_DIR}/ by default, or $CURATE_CACHE_DIR)",
     )
 
 

@@ -39,7 +39,7 @@ from curate.settings import Settings
 from curate.version import version as toolkit_version
 from validation import residue
 from validation.corpus import FileResult
-from validation.findings import Report
+from validation.findings import Report, parse_place
 from validation.render import markdown_code, markdown_text, render_json
 
 
@@ -132,8 +132,11 @@ def published_report(report: Report, names: dict[str, str]) -> Report:
     def name(loc: str | None) -> str | None:
         if loc is None:
             return None
-        path, _, line = loc.rpartition(":")
-        return f"{names.get(path, display(path))}:{line}" if path else names.get(loc, loc)
+        found = parse_place(loc)
+        if found is None:
+            return names.get(loc, loc)
+        path, line, rest = found
+        return f"{names.get(path, display(path))}:{line}{rest}"
 
     findings = []
     for f in report.findings:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
+from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -80,8 +81,23 @@ def row_digests(table: pa.Table, version: int = FINGERPRINT_VERSION) -> list[str
         pieces += _pieces(column.combine_chunks())
     if table.num_rows == 0:
         return []
+    return _hex_digests(_join(pieces))
+
+
+def _hex_digests(encoded: pa.Array) -> list[str]:
+    """The hex SHA-256 of each value of a binary array without nulls, each hashed where it lies
+    in the array's buffer: no bytes object a row (``to_pylist`` cost about 0.5 µs a row of a
+    5,000-row table, beside the hash's 2)."""
+    import numpy as np
+    import pyarrow as pa
+
+    wide = pa.types.is_large_binary(encoded.type)
+    _validity, offsets, data = encoded.buffers()
+    bounds = np.frombuffer(offsets, np.int64 if wide else np.int32)
+    bounds = bounds[encoded.offset : encoded.offset + len(encoded) + 1].tolist()
+    view = memoryview(data) if data is not None else memoryview(b"")
     sha = hashlib.sha256
-    return [sha(b).hexdigest() for b in _join(pieces).to_pylist()]
+    return [sha(view[a:b]).hexdigest() for a, b in pairwise(bounds)]
 
 
 def _join(pieces: list[Any]) -> pa.Array:

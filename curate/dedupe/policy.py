@@ -58,7 +58,7 @@ def decide_rows(
     the files' names relative to their source folder, as provenance gives them.
     """
     flags: dict[str, set[str]] = {}
-    drops: dict[tuple[str, int, str], set[str]] = {}
+    drops: dict[tuple[str, int, int, str], set[str]] = {}
     for f in report.findings:
         if f.id is None or f.record is None or REGISTRY[f.code].scope != "record":
             continue  # only a record's own text decides its row (duplicates are merged)
@@ -67,12 +67,22 @@ def decide_rows(
             flags.setdefault(f.id, set()).add(f.code)
         elif policy == "drop":
             fi, ri = f.record
-            drops.setdefault((names[fi], int(files[fi].lines[ri]), f.id), set()).add(f.code)
-    dropped_ids = frozenset(rid for _, _, rid in drops)
+            where = (names[fi], int(files[fi].lines[ri]), _row(files[fi], ri), f.id)
+            drops.setdefault(where, set()).add(f.code)
+    dropped_ids = frozenset(rid for *_, rid in drops)
     listed = [
-        {"id": rid, "file": name, "line": line, "reasons": sorted(codes)}
-        for (name, line, rid), codes in sorted(drops.items())
-    ]
+        {"id": rid, "file": name, "line": line, **({"row": row} if row >= 0 else {}),
+         "reasons": sorted(codes)}
+        for (name, line, row, rid), codes in sorted(drops.items())
+    ]  # fmt: skip
     policy = RowPolicy({rid: sorted(c) for rid, c in flags.items() if rid not in dropped_ids},
                        dropped_ids)  # fmt: skip
     return policy, listed
+
+
+def _row(file: FileResult, ri: int) -> int:
+    """Record ``ri``'s row where its line does not name it alone (several records of a JSON
+    array written on one line), which the report then lists beside the line; else -1."""
+    if file.rows is None or file.ordinal(ri) is None:
+        return -1
+    return int(file.rows[ri])

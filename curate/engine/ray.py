@@ -43,6 +43,7 @@ RETRIES = 3  # attempts after the first, for a task whose worker or node died
 # that works however curate was installed, from a wheel, a commit or an index.
 INSTALL = "pip install 'ray>=2.60,<3' (curate-datasets' [ray] extra)"
 CONNECT_TIMEOUT = 5.0  # seconds to wait for the cluster's address to answer
+GCS_TIMEOUT = 10.0  # seconds for its GCS to give the cluster's id (a few ms when healthy)
 # HTTP/2's client greeting and an empty SETTINGS frame: what a gRPC client says first.
 HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"
 QUIET: dict[str, Any] = {"logging_level": "ERROR", "log_to_driver": False}
@@ -175,12 +176,14 @@ def _session_root() -> str:
     return tempfile.mkdtemp(prefix="curate-ray-", dir=parent)
 
 
-def _reachable(address: str) -> None:
+def _reachable(address: str, shown: str | None = None) -> None:
     """Refuse, within seconds, an address where no Ray cluster answers: Ray itself keeps
     trying for minutes, a line of ``gcs_client.cc … Failed to get cluster ID`` each time.
     Nothing there is refused by the connection; something else (a web server) by its answer
     to HTTP/2's greeting, which Ray's gRPC returns with a SETTINGS frame. ``auto`` and other
-    addresses without a port are left to Ray, as is a cluster that speaks TLS first."""
+    addresses without a port are left to Ray, as is a cluster that speaks TLS first. ``shown``
+    is how the message names the address (the one given, and the one Ray resolved it to)."""
+    shown = shown or address
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         return
@@ -194,13 +197,68 @@ def _reachable(address: str) -> None:
                 answer += got
     except OSError as exc:
         raise ClusterUnreachable(
-            f"cannot join the Ray cluster at {address}: {exc.strerror or exc}"
+            f"cannot join the Ray cluster at {shown}: {exc.strerror or exc}"
         ) from None
     if len(answer) < 9 or answer[3] != 0x04:  # a frame header: length (3), type 4, SETTINGS
         raise ClusterUnreachable(
-            f"cannot join the Ray cluster at {address}: something answers there that is no "
+            f"cannot join the Ray cluster at {shown}: something answers there that is no "
             "Ray cluster (it does not speak gRPC)"
         )
+
+
+def _token_advice() -> str:
+    """What to set when a cluster refused this process: Ray sends a token only in token mode
+    (``RAY_AUTH_MODE=token``), taken from ``RAY_AUTH_TOKEN``, else the file named by
+    ``RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        return (
+            "it asks for a token (`ray start` turns token authentication on): set "
+            "RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN unless ~/.ray/auth_token holds the "
+            "cluster's"
+        )
+    if os.environ.get("RAY_AUTH_TOKEN"):
+        source = "RAY_AUTH_TOKEN"
+    else:
+        source = os.environ.get("RAY_AUTH_TOKEN_PATH") or "~/.ray/auth_token"
+    return f"it refuses the token in {source}: set the cluster's (`ray get-auth-token` there)"
+
+
+def _admitted(ray: Any, address: str) -> None:
+    """Refuse, within seconds, a cluster that would not have this process. ``ray.init``
+    asks 20 times, a second apart, before it fails: 21 s on 2 cores for a GCS that refuses
+    the token (or its absence), and minutes (past 7 here) where the address it connects to
+    does not answer (for 127.0.0.1 that is the machine's outward address). So the address is
+    resolved here as ``ray.init`` resolves it (``auto``: the cluster ``ray start`` last
+    started, whose token Ray then sends if it finds one), its port checked as
+    :func:`_reachable` does, and Ray's own GCS client asks for the cluster's id once, with the
+    token ``ray.init`` would send: a few ms on a healthy cluster. Another Ray, without these
+    parts, is left to its ``ray.init``."""
+    if address.startswith("ray://"):
+        return  # Ray Client: a server of its own, not the GCS
+    try:
+        from ray._private import services
+        from ray._private.authentication import authentication_token_setup as auth
+        from ray._raylet import InnerGcsClient
+    except ImportError:
+        return
+    if address == "auto":  # as ray.init does for it: a token found turns token mode on
+        auth.maybe_enable_token_auth_if_token_available(warn_if_disabled=False)
+    gcs = services.canonicalize_bootstrap_address(address)
+    if gcs is None:
+        return  # no cluster found: ray.init says so at once
+    shown = address if gcs == address else f"{address} ({gcs} as Ray resolves it)"
+    if gcs != address:
+        _reachable(gcs, shown)
+    try:
+        InnerGcsClient.standalone(gcs, cluster_id=None, timeout_ms=int(GCS_TIMEOUT * 1000))
+    except ray.exceptions.AuthenticationError:
+        reason = _token_advice()
+    except ray.exceptions.RpcError as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        reason = f"no Ray cluster gave its id when asked ({first[:200]})"
+    else:
+        return
+    raise ClusterUnreachable(f"cannot join the Ray cluster at {shown}: {reason}")
 
 
 def _start_reaper(mark: str, session: str) -> subprocess.Popen[bytes]:
@@ -386,18 +444,18 @@ class RayEngine:
             ) from None
 
     def _join(self) -> None:
+        assert self.address is not None
         try:
             with _held_stderr(), _signals_kept():
+                _admitted(self._ray, self.address)
                 self._ray.init(address=self.address, **QUIET)
                 self._owned = True
+        except ClusterUnreachable:
+            raise
         except Exception as exc:  # Ray raises ConnectionError, ValueError, RuntimeError...
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             if "InvalidAuthToken" in f"{exc} {exc.__cause__}":
-                first += (
-                    "; it asks for a token (`ray start` turns token authentication on): "
-                    "set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN unless ~/.ray/auth_token "
-                    "holds the cluster's"
-                )
+                first += f"; {_token_advice()}"
             raise ClusterUnreachable(
                 f"cannot join the Ray cluster at {self.address}: {first}"
             ) from None

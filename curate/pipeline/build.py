@@ -46,8 +46,9 @@ from curate.ingest.discover import refuse_missing
 from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
 from curate.release import bucket, output
-from curate.report.html import RecordTexts, render_report
-from curate.scan.run import Rows
+from curate.report.html import Place, RecordTexts, place_of, record_at, render_report
+from curate.scan.kept import KeptScans
+from curate.scan.run import Rows, stderr_warning
 from curate.settings import Settings
 from curate.transform.rows import Cleaning, raw_texts
 from validation.corpus import RecordIndex
@@ -135,17 +136,17 @@ def build(
     timings: dict[str, float] = {}
     runner = engines.make(engine, jobs) if isinstance(engine, str) else engine
     try:
-        with _claim(request, force, say, runner.close) as stage:
-            # The scan's spool of rows is inside the stage: a failed build removes it with it.
+        with (
+            _kept(cache_dir, settings, warn) as kept,
+            _claim(request, force, say, runner.close) as stage,
+        ):
+            # The build's working folder is inside the stage: a failed build removes it with
+            # it. With a cache, the scan's spools are in the cache folder instead, by content.
             spool = Path(tempfile.mkdtemp(prefix=".rows-", dir=stage))
             started = time.perf_counter()
-            run = _validate(paths, settings, runner, spool, cache_dir, checked, say, warn)
-            # The table's columns: the mapping's extra ones, and a row and source id in
-            # `sources` once a source is not a text drop.
-            contract = contract_for(
-                settings.checks, any(f != "text" for f in run.formats),
-                headers=any(f == "text" for f in run.formats),
-            )  # fmt: skip
+            rows = Rows(spool, Cleaning(settings.math, settings.row_policy), kept)
+            run = _validate(paths, settings, runner, rows, cache_dir, checked, say, warn)
+            contract = _contract(settings, run)
             decision = _decide(run, settings, say)
             validated = time.perf_counter()
             groups = _plan(run, decision, settings, request.previous, say)
@@ -262,29 +263,59 @@ def _release_in_out(target: Path, out: str | Path, held: str, say: Progress) -> 
     return found
 
 
+@contextmanager
+def _kept(
+    cache_dir: str | Path | None, settings: Settings, warn: Callable[[str], None] | None
+) -> Iterator[KeptScans | None]:
+    """The scans kept in the cache folder (none without a cache: ``--no-cache``), so that a
+    build interrupted or refused part-way scans only the files it had not scanned; pruned to
+    this build's if the block succeeds."""
+    if cache_dir is None or storage.is_uri(cache_dir):
+        yield None
+        return
+    cleaning = {"math": settings.math, "row_policy": dict(settings.row_policy)}
+    kept = KeptScans(cache_dir, settings.checks, cleaning, warn or stderr_warning)
+    try:
+        yield kept
+        kept.prune()
+    finally:
+        kept.close()
+
+
 def _validate(
     paths: list[str | Path],
     settings: Settings,
     runner: engines.Engine,
-    spool: Path,
+    rows: Rows,
     cache_dir: str | Path | None,
     checked: Callable[[str, int], None] | None,
     say: Progress,
     warn: Callable[[str], None] | None,
 ) -> ValidationRun:
-    """Every file scanned once (its checks, and its records' rows into ``spool``), then the
-    corpus checks; refused on any error."""
-    cleaning = Cleaning(settings.math, settings.row_policy)
+    """Every file scanned once (its checks, and its records' rows into a spool: ``rows``),
+    unless its scan is kept, then the corpus checks; refused on any error."""
     run = validate_paths(
         paths, settings.checks, engine=runner, cache_dir=cache_dir, progress=checked,
-        rows=Rows(spool, cleaning), split_bytes=settings.split_bytes,
+        rows=rows, split_bytes=settings.split_bytes,
         **({"warn": warn} if warn is not None else {}),
     )  # fmt: skip
     report = run.report
-    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}")
+    reused = f" (the scans of {count(run.reused, 'file')} reused)" if run.reused else ""
+    say(f"validated {count(len(run.files), 'file')}, {count(report.records, 'record')}{reused}")
     if report.errors:
         raise BuildRefused(f"validation found {count(len(report.errors), 'error')}", report)
     return run
+
+
+def _contract(settings: Settings, run: ValidationRun) -> Contract:
+    """The table's columns: the mapping's extra ones, and a row and source id in `sources`
+    once a source is not a text drop."""
+    formats = run.formats
+    return contract_for(
+        settings.checks,
+        any(f != "text" for f in formats),
+        headers=any(f == "text" for f in formats),
+    )
 
 
 def _decide(run: ValidationRun, settings: Settings, say: Progress) -> _Decision:
@@ -515,16 +546,14 @@ def _write_rejected(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    texts = _spooled_texts(run)({(d["file"], d["line"]) for d in decision.dropped})
+    texts = _spooled_texts(run)({place_of(d) for d in decision.dropped})
     table = pa.table(
         {
             "id": [d["id"] for d in decision.dropped],
             "file": [d["file"] for d in decision.dropped],
             "line": pa.array([d["line"] for d in decision.dropped], pa.int32()),
             "reasons": [d["reasons"] for d in decision.dropped],
-            f"{settings.text_column}_raw": [
-                texts.get(f"{d['file']}:{d['line']}") for d in decision.dropped
-            ],
+            f"{settings.text_column}_raw": [texts.get(place_of(d)) for d in decision.dropped],
         }
     )
     path = stage / REJECTED
@@ -557,23 +586,23 @@ def _write_page(
 
 
 def _spooled_texts(run: ValidationRun) -> RecordTexts:
-    """The raw texts of records by (file name, line), read from the spool of their rows."""
+    """The raw texts of records by their place, read from the spool of their rows."""
     index = {name: i for i, name in enumerate(run.names)}
 
-    def texts(wanted: set[tuple[str, int]]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        by_file: dict[int, list[int]] = {}
-        for name, line in wanted:
-            if name in index:
-                by_file.setdefault(index[name], []).append(line)
-        for fi, lines in sorted(by_file.items()):
-            at = {line: run.files[fi].record_at(line) for line in lines}
-            found = [line for line, ri in at.items() if ri is not None]
+    def texts(wanted: set[Place]) -> dict[Place, str]:
+        out: dict[Place, str] = {}
+        by_file: dict[int, list[Place]] = {}
+        for place in wanted:
+            if place[0] in index:
+                by_file.setdefault(index[place[0]], []).append(place)
+        for fi, places in sorted(by_file.items()):
+            f = run.files[fi]
+            at = {place: record_at(f.lines, f.rows, place) for place in places}
+            found = [place for place, ri in at.items() if ri is not None]
             spool = run.spools[fi]
             if not found or spool is None:
                 continue
-            for line, text in zip(found, raw_texts(spool, [at[k] for k in found]), strict=True):
-                out[f"{run.names[fi]}:{line}"] = text
+            out.update(zip(found, raw_texts(spool, [at[k] for k in found]), strict=True))
         return out
 
     return texts

@@ -40,6 +40,7 @@ class ValidationRun:
     names: list[str] = field(default_factory=list)
     spools: list[str | None] = field(default_factory=list)  # a build's spool file per file
     formats: list[str] = field(default_factory=list)  # the source format of each file
+    reused: int = 0  # files whose kept scan a build used instead of scanning them
 
 
 def validate_paths(
@@ -89,6 +90,9 @@ def validate_paths(
         preflight = getattr(engine, "preflight", None)
         if preflight is not None:
             preflight(roots, rows.folder if rows is not None else None)
+            kept = rows.kept if rows is not None else None
+            if kept is not None and kept.writable:  # the tasks spool into it, for any node
+                preflight([], kept.folder)
         try:
             scanned = scan(
                 sources, config, engine=engine or local, cache_dir=cache_dir, rows=rows,
@@ -124,6 +128,7 @@ def corpus_report(
         scanned.names,
         scanned.spools,
         source_formats,
+        scanned.reused,
     )
 
 

@@ -10,6 +10,7 @@ same build gives the same bytes (fixed SVG ids, no dates, no local paths).
 from __future__ import annotations
 
 import difflib
+import hashlib
 import html
 import json
 import re
@@ -23,13 +24,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from jinja2 import Environment
+from jinja2 import Environment, Template
 from markupsafe import Markup
 
 from curate.dataset.manifest import POSITIONS, REPORT_HTML
 from curate.io import sha256_file
 from curate.report.charts import COLOURS, bar_chart, length_chart
+from validation import normalize
 from validation.measures import percentile
+
+# Where a record is: its file's name, its line, and its row (a table's row, an array element's
+# number; None where the source has none), which tells apart the records that start on one line
+# (a JSON array written on one line).
+Place = tuple[str, int, int | None]
 
 GENERATOR = '<meta name="generator" content="curate report">'
 # How many rows the page shows at most, so a million-record build still gives a page a browser
@@ -71,7 +78,7 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     after, within the gaps the words leave. Aligning the whitespace runs as tokens of their own
     made every run a candidate match for every other, which cost the product of the two
     lengths; the marks are those of that alignment."""
-    a, b = _TOKEN.findall(raw), _TOKEN.findall(clean)
+    a, b = _tokens(raw), _tokens(clean)
     # Words and whitespace runs alternate, so the words are every other token from the first
     # that is not whitespace.
     a_at = range(1 if a and a[0].isspace() else 0, len(a), 2)
@@ -105,8 +112,22 @@ def _diff(raw: str, clean: str) -> tuple[Markup, Markup]:
     return Markup("".join(left)), Markup("".join(right))
 
 
+def _tokens(text: str) -> list[str]:
+    """``_TOKEN.findall(text)``: the words and the whitespace runs between them. A text that is
+    one line of single spaces (most abstracts) is its words with a space between each two,
+    made by ``str.split`` several times faster than the regex."""
+    if not text or not normalize.is_collapsed(text):
+        return _TOKEN.findall(text)
+    words = text.split(" ")
+    tokens = [" "] * (2 * len(words) - 1)
+    tokens[::2] = words
+    return tokens
+
+
 def _word_blocks(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
     """The matched runs of words, (start in a, start in b, length), in order."""
+    if a == b:  # what the matcher finds, without its search: about a third of the page's diffs
+        return [(0, 0, len(a))] if a else []
     if _pairs(a, b) <= DIFF_PAIRS:
         return [m for m in difflib.SequenceMatcher(None, a, b, False).get_matching_blocks() if m[2]]
     head = 0
@@ -148,7 +169,8 @@ def _gap(
     _marked(a[:head], b[:head], left, right)
     ends.append((a[len(a) - tail :], b[len(b) - tail :]))
     a, b = a[head : len(a) - tail], b[head : len(b) - tail]
-    if len(a) > GAP_TOKENS or len(b) > GAP_TOKENS:
+    # One side empty or both the same: the matcher's one opcode, or none for two empty sides.
+    if len(a) > GAP_TOKENS or len(b) > GAP_TOKENS or not a or not b or a == b:
         _marked(a, b, left, right)
     else:
         for _, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, False).get_opcodes():
@@ -197,24 +219,41 @@ def _source_texts(
     return found
 
 
-def _record_texts(
-    paths: dict[str, tuple[Path, str]], wanted: set[tuple[str, int]]
-) -> dict[str, str]:
+def _record_texts(paths: dict[str, tuple[Path, str]], wanted: set[Place]) -> dict[Place, str]:
     from curate.ingest import formats
     from validation.config import Config
 
-    out: dict[str, str] = {}
-    by_file: dict[str, set[int]] = {}
-    for name, line in wanted:
-        by_file.setdefault(name, set()).add(line)
-    for name, lines in sorted(by_file.items()):
+    out: dict[Place, str] = {}
+    by_file: dict[str, set[Place]] = {}
+    for place in wanted:
+        by_file.setdefault(place[0], set()).add(place)
+    for name, places in sorted(by_file.items()):
         if name not in paths:
             continue
         path, fmt = paths[name]
-        for record in formats.get(fmt).read(path, Config()).records:
-            if record.line in lines:
-                out[f"{name}:{record.line}"] = record.text
+        records = formats.get(fmt).read(path, Config()).records
+        lines = np.array([r.line for r in records], np.int64)
+        rows = np.array([r.row or 0 for r in records], np.int64)
+        for place in places:
+            at = record_at(lines, rows, place)
+            if at is not None:
+                out[place] = records[at].text
     return out
+
+
+def record_at(lines: np.ndarray, rows: np.ndarray | None, place: Place) -> int | None:
+    """The index of the record at ``place`` among records starting at ``lines`` (ascending),
+    or None. Where several start on its line (a JSON array written on one line) the place's
+    row, the element's number, tells them apart; where it does not, there is no answer
+    rather than a neighbour's text."""
+    _, line, row = place
+    lo, hi = (int(k) for k in np.searchsorted(lines, [line, line + 1]))
+    if hi - lo == 1:
+        return lo
+    if hi - lo > 1 and row is not None and rows is not None:
+        hits = np.flatnonzero(rows[lo:hi] == row)
+        return lo + int(hits[0]) if len(hits) == 1 else None
+    return None
 
 
 def _text_columns(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -262,8 +301,8 @@ def _rows(
     return out
 
 
-# {(file name, line), ...} -> {"name:line": raw text}: the texts of merged duplicates
-RecordTexts = Callable[[set[tuple[str, int]]], dict[str, str]]
+# {place, ...} -> {place: raw text}: the texts of merged duplicates and dropped records
+RecordTexts = Callable[[set[Place]], dict[Place, str]]
 
 
 @dataclass
@@ -389,20 +428,28 @@ def _placed(folder: Path, scan: _Scan) -> None:
 
     def at(sources: list[dict[str, Any]], rid: str) -> list[dict[str, Any]]:
         found = places.get(rid) or []
-        lines = [p["line"] for p in found] if len(found) == len(sources) else [None] * len(sources)
-        return [{**s, "line": line} for s, line in zip(sources, lines, strict=True)]
+        if len(found) != len(sources):
+            return [{**s, "line": None} for s in sources]
+        return [{**s, "line": p["line"], "row": p.get("row")}
+                for s, p in zip(sources, found, strict=True)]  # fmt: skip
 
     scan.clusters = [(r, at(occ, rid), rid) for r, occ, rid in scan.clusters]
     scan.flagged = [(r, f, at(src, rid), rid) for r, f, src, rid in scan.flagged]
 
 
+def place_of(where: dict[str, Any]) -> Place:
+    """An occurrence's or a dropped record's place, as :data:`RecordTexts` is asked for it."""
+    row = where.get("row")
+    return (where["file"], int(where["line"]), int(row) if row is not None else None)
+
+
 def _texts_wanted(
     clusters: list[tuple[int, list[dict[str, Any]], str]], dropped: list[dict[str, Any]]
-) -> set[tuple[str, int]]:
-    """The (file, line) of the records whose text the page shows and the table has not: the
-    merged copies of the clusters shown (where their lines are known) and the dropped rows."""
-    merged = {(s["file"], s["line"]) for _, occ, _ in clusters for s in occ[1:] if s["line"]}
-    return merged | {(d["file"], d["line"]) for d in dropped}
+) -> set[Place]:
+    """The places of the records whose text the page shows and the table has not: the merged
+    copies of the clusters shown (where their lines are known) and the dropped rows."""
+    merged = {place_of(s) for _, occ, _ in clusters for s in occ[1:] if s["line"]}
+    return merged | {place_of(d) for d in dropped}
 
 
 def _where(source: dict[str, Any]) -> str:
@@ -416,7 +463,7 @@ def _where(source: dict[str, Any]) -> str:
 def _clusters(
     shown: list[tuple[int, list[dict[str, Any]], str]],
     rows: dict[int, dict[str, Any]],
-    texts: dict[str, str],
+    texts: dict[Place, str],
 ) -> list[dict[str, Any]]:
     clusters = []
     for i, occurrences, _ in shown:
@@ -424,7 +471,7 @@ def _clusters(
         members = []
         for k, s in enumerate(occurrences):
             where = _where(s)
-            text = kept if k == 0 else texts.get(where)
+            text = kept if k == 0 else (texts.get(place_of(s)) if s["line"] else None)
             # A merged copy shows where it differs from the kept text (<ins>: its own words).
             shown_text = text if k == 0 or text is None else _diff(kept, text)[1]
             members.append(Member(where, s["match"], s["similarity"], shown_text))
@@ -473,13 +520,13 @@ def _left_out(
     scan: _Scan,
     dropped: list[dict[str, Any]],
     rows: dict[int, dict[str, Any]],
-    texts: dict[str, str],
+    texts: dict[Place, str],
 ) -> dict[str, Any]:
     """The rows the build dropped and those it flagged, with their texts, and the macros of
     the TeX it kept."""
     return {
         "kept_macros": build.kept_macros,
-        "dropped": [{**d, "text": texts.get(f"{d['file']}:{d['line']}")} for d in dropped],
+        "dropped": [{**d, "text": texts.get(place_of(d))} for d in dropped],
         "dropped_total": len(build.dropped),
         "flagged": [
             {
@@ -515,12 +562,12 @@ def _findings_view(
 
 
 def _wanted_texts(
-    wanted: set[tuple[str, int]],
+    wanted: set[Place],
     record_texts: RecordTexts | None,
     manifest: dict[str, Any],
     sources: Iterable[str | Path],
-) -> dict[str, str]:
-    """The texts of the records at ``wanted`` (file, line): from the build, else the drops."""
+) -> dict[Place, str]:
+    """The texts of the records at ``wanted``: from the build, else the drops."""
     if not wanted:
         return {}
     if record_texts is not None:
@@ -609,6 +656,40 @@ def collect(
 
 # The page's template, beside this module (packaged with it).
 TEMPLATE = Path(__file__).with_name("report.html.j2")
+# The template as jinja2 compiles it to Python, beside it: jinja2's compiler took about 0.03 s
+# of every build (1 % of a 5,000-record one), Python's compile of its output takes 0.004. Used
+# only while its first line names the jinja2 release and the template's bytes it was made
+# from (else the template is compiled as before); tests/report/test_html.py holds it current.
+COMPILED = TEMPLATE.with_name("report.html.j2.compiled")
+
+
+def _environment() -> Environment:
+    return Environment(autoescape=True, keep_trailing_newline=True)
+
+
+def _compiled_stamp(source: str) -> str:
+    import jinja2
+
+    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()
+    return f"# jinja2 {jinja2.__version__}, autoescape, keep_trailing_newline, sha256 {digest}"
+
+
+def compiled_template(source: str) -> str:
+    """What :data:`COMPILED` holds for the template ``source``: its stamp, then jinja2's
+    Python for it, as ``Environment.from_string`` would compile it."""
+    return _compiled_stamp(source) + "\n" + _environment().compile(source, raw=True)
+
+
+def _template(env: Environment) -> Template:
+    source = TEMPLATE.read_text(encoding="utf-8")
+    try:
+        stamp, code = COMPILED.read_text(encoding="utf-8").split("\n", 1)
+    except (OSError, ValueError):
+        stamp = code = ""
+    if stamp != _compiled_stamp(source):
+        return env.from_string(source)
+    # What ``from_string`` does with the Python it compiles the template to.
+    return Template.from_code(env, compile(code, "<template>", "exec"), env.make_globals(None))
 
 
 def render_report(
@@ -618,9 +699,8 @@ def render_report(
     changed: Sequence[int] | None = None,
 ) -> str:
     """The page for the build in ``folder``; ``sources`` are where to find the drops."""
-    env = Environment(autoescape=True, keep_trailing_newline=True)
     data = collect(folder, sources, record_texts, changed)
-    return env.from_string(TEMPLATE.read_text(encoding="utf-8")).render(**data)
+    return _template(_environment()).render(**data)
 
 
 def _is_ours(path: Path) -> bool:

@@ -177,6 +177,14 @@ def _dump(value: dict[str, Any]) -> tuple[str, str]:
     return text, hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class ValidationCache:
     def __init__(
         self, directory: str | Path, config: Config, warn: Warn, *, readonly: bool = False
@@ -365,11 +373,16 @@ class ValidationCache:
         if self._db is None or self.readonly or not self._pending:
             self._pending = []
             return
+        insert = "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)"
         try:
-            with self._db:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO entries VALUES (?, ?, ?)", self._pending
-                )
+            try:
+                with self._db:
+                    self._db.executemany(insert, self._pending)
+            except UnicodeEncodeError:
+                # A file name that is not UTF-8 is held as surrogates, which SQLite's text
+                # cannot store: the entries that name it are not cached (recomputed next run).
+                with self._db:
+                    self._db.executemany(insert, [e for e in self._pending if _encodable(e[1])])
         except sqlite3.Error as exc:
             self.warn(f"cache {self.path} could not be written ({exc}); results not cached")
         self._pending = []

@@ -5,8 +5,9 @@ file (a large tabular file: one stretch of it, planned by a task of its own in o
 also takes the file's digest), runs the file and record checks and returns only findings and
 compact sketches, so the main process stays small however large the corpus is; the results
 of a file's parts are joined into the result of the whole. The main process looks files up
-in the cache first (a validation run only: a build always reads a file, for its rows), hands
-the rest to the engine, and writes the new cache entries the tasks return.
+in the cache first (a validation run; a build looks up the scans it keeps, its rows included,
+:mod:`curate.scan.kept`), hands the rest to the engine, and writes the new cache entries the
+tasks return (a build: keeps each file's scan as it completes).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ import numpy as np
 from curate import storage
 from curate.engine.serial import SERIAL
 from curate.ingest import formats
+from curate.io import sha256_file
 from curate.scan.cache import ValidationCache
+from curate.scan.kept import KeptScans
 from curate.scan.task import (
     CacheRef,
     PlanTask,
@@ -76,17 +79,27 @@ class Scan:
     timings: dict[str, float] = field(default_factory=dict)
     cache_hits: int = 0
     cache_misses: int = 0
+    reused: int = 0  # files whose kept scan was used (a build's): not scanned
 
 
 @dataclass(frozen=True)
 class Rows:
     """A build's request to the scan: make every record's rows, into spool files in
-    ``folder``, as ``cleaning`` says."""
+    ``folder``, as ``cleaning`` says; with ``kept``, each file's scan is looked up there
+    first, and kept there (its spool in the cache folder, not in ``folder``)."""
 
     folder: Path
     cleaning: Cleaning
+    kept: KeptScans | None = None
+
+    @property
+    def keeps(self) -> bool:
+        """Whether the scans are kept (in a cache folder that can be written)."""
+        return self.kept is not None and self.kept.writable
 
     def spool(self, index: int) -> str:
+        if self.keeps:
+            return self.kept.spool(index)
         return (self.folder / f"{index:07d}.arrow").as_posix()
 
 
@@ -105,15 +118,17 @@ def scan(
 
     ``engine`` runs the tasks (or makes the engine, called only when the work is large enough
     to go parallel); ``cache_dir`` turns on the content-addressed cache. With ``rows``, each
-    file's rows are made in the same visit: what a build does. A file is then always read, even
-    when the cache knows its findings. A large tabular file is read in parts of at most
+    file's rows are made in the same visit (a build), and a file is read unless its scan, rows
+    included, is kept (``rows.kept``). A large tabular file is read in parts of at most
     ``split_bytes``, a task each, and their results joined: the same result.
     """
     timings: dict[str, float] = {}
     cache = ValidationCache(cache_dir, config, warn) if cache_dir else None
     results: list[FileResult | None] = [None] * len(sources)
+    spools: list[str | None] = [None] * len(sources)
     todo: list[ScanTask] = []
     ref = CacheRef(str(cache_dir), uuid.uuid4().hex) if cache is not None else None
+    kept = rows.kept if rows is not None and rows.kept is not None and rows.kept.any() else None
     t = time.perf_counter()
     for i, source in enumerate(sources):
         where = source.path.as_posix()
@@ -121,19 +136,16 @@ def scan(
             code, message = source.problem
             results[i] = _empty_result(where, [finding(code, where, 0, message, config)])
             continue
-        if cache is not None and rows is None:
-            data = _cacheable_bytes(source.path, config)
-            sha = hashlib.sha256(data).hexdigest() if data is not None else ""
-            key = file_key(sha, source.format, where, config)
-            hit = cache.get_file(key, where, i) if sha else None
-            if hit is not None:
-                results[i] = hit
-                if progress:
-                    progress(hit.path, hit.n_records)
-                continue
-        spool = rows.spool(i) if rows is not None else None
+        hit, spools[i] = _found(source, i, config, cache if rows is None else None, kept)
+        if hit is not None:
+            results[i] = hit
+            if progress:
+                progress(hit.path, hit.n_records)
+            continue
+        spools[i] = spool = rows.spool(i) if rows is not None else None
         cleaning = rows.cleaning if rows is not None else None
-        todo.append(ScanTask(i, where, source.format, config, ref, spool, cleaning))
+        todo.append(ScanTask(i, where, source.format, config, ref, spool, cleaning,
+                             keep=rows is not None and rows.keeps))  # fmt: skip
     timings["cache lookup"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -158,17 +170,77 @@ def scan(
             whole.append(_unsplit(task))
         else:
             results[task.index] = _store(cache, done, progress, _key(done[-1], task, config))
+            spools[task.index] = _keep(rows, task, config, results[task.index], done, spools)
     for task, one in zip(whole, runner.map(scan_file, whole), strict=True):
         results[task.index] = _store(cache, [one], progress, _key(one, task, config))
+        spools[task.index] = _keep(rows, task, config, results[task.index], [one], spools)
     timings["files (wall)"] = time.perf_counter() - t
 
     files = [r for r in results if r is not None]
-    out = Scan(files, [s.name for s in sources], [rows.spool(i) if rows else None
-               for i in range(len(sources))], timings)  # fmt: skip
+    out = Scan(files, [s.name for s in sources], spools, timings)
+    out.reused = kept.reused if kept is not None else 0
     if cache is not None:
         cache.close()
         out.cache_hits, out.cache_misses = cache.hits, cache.misses
     return out
+
+
+def _found(
+    source: Source,
+    index: int,
+    config: Config,
+    cache: ValidationCache | None,
+    kept: KeptScans | None,
+) -> tuple[FileResult | None, str | None]:
+    """The file's result without scanning it, from the validation ``cache`` (a validation
+    run's) or from the scans a build ``kept`` (then with its spool), if either has it."""
+    if cache is not None:
+        where = source.path.as_posix()
+        data = _cacheable_bytes(source.path, config)
+        sha = hashlib.sha256(data).hexdigest() if data is not None else ""
+        key = file_key(sha, source.format, where, config)
+        return (cache.get_file(key, where, index) if sha else None), None
+    if kept is not None:
+        return _kept_scan(kept, source, index, config) or (None, None)
+    return None, None
+
+
+def _kept_scan(
+    kept: KeptScans, source: Source, index: int, config: Config
+) -> tuple[FileResult, str] | None:
+    """The file's kept scan (its result and spool), if there is one for its bytes as they are
+    now: hashed a block at a time, never held (unlike the validation cache's look-up, so a
+    file over ``max_file_bytes`` that its format streams is kept too). Only a regular file: a
+    FIFO or a device could block forever, and a scan reads what it is."""
+    path = source.path
+    if storage.is_uri(path):
+        return None  # read by its task alone: the main process downloads nothing
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return None
+        sha = sha256_file(path)
+    except OSError:
+        return None
+    where = path.as_posix()
+    return kept.find(kept.key(file_key(sha, source.format, where, config), where), where, index)
+
+
+def _keep(
+    rows: Rows | None,
+    task: ScanTask,
+    config: Config,
+    result: FileResult,
+    parts: list[Scanned],
+    spools: list[str | None],
+) -> str | None:
+    """Where the file's spool is once its completed scan is kept (a build's, with a folder
+    that keeps scans), else where its task wrote it. A file found changed while it was read
+    (no SHA-256) is not kept."""
+    if rows is None or rows.kept is None or not rows.keeps:
+        return spools[task.index]
+    content = file_key(result.sha256, task.format, task.path, config)
+    name = rows.kept.key(content, task.path) if result.sha256 else None
+    return rows.kept.keep(name, task.index, result, [d for p in parts for d in p.spooled])
 
 
 def file_key(sha256: str, format_name: str, path: str, config: Config) -> str:

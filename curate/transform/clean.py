@@ -340,7 +340,7 @@ def _drop_controls(text: str) -> str:
     left has no visible form and would reach the published text unseen, so it goes whatever
     the severity of ``control-char``.
     """
-    if text.isprintable():
+    if normalize.is_printable(text):
         return text
     return "".join(ch for ch in text if unicodedata.category(ch) not in ("Cc", "Cf"))
 
@@ -999,7 +999,7 @@ def clean_text(text: str, math: str = "unicode") -> CleanResult:
     if residue.may_be_mojibake(text) and _ftfy_may_change(text):
         text, mojibake = _repair_mojibake(text)
     text = _drop_controls(_collapse_whitespace(text))
-    if "\\\\" in text:
+    if "\\" in text and "\\\\" in text:  # memchr first: a two-character `in` is a slow scan
         text = _unescape_twice(text)
     kept: list[str] = []
     if kinds and not _RESERVED.search(text):

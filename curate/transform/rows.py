@@ -80,7 +80,10 @@ def content_columns(
             (row[0].language if row[0].language is not None else row[1].language) if row else None
             for row in rows
         ],
-        "word_count": [normalize.word_total(c.text) if c else None for c in cleaned],
+        "word_count": [
+            _word_count(c.text, r, res) if c else None
+            for c, r, res in zip(cleaned, records, results, strict=True)
+        ],
         "char_count": [len(c.text) if c else None for c in cleaned],
         "has_math": [has_math(row[0].text) if row else None for row in rows],
         "markup": [list(c.kinds) if c else None for c in cleaned],
@@ -88,6 +91,16 @@ def content_columns(
         MADE: made,
         MATH_KEPT: [list(c.math_kept) if c else None for c in cleaned],
     }  # fmt: skip
+
+
+def _word_count(clean: str, record: Record, result: RecordResult) -> int:
+    """``normalize.word_total(clean)``; for an ASCII record the cleaner left as it was (most of
+    them), the words measure the checks took of it already (the same count without CJK)."""
+    if clean is record.text and clean.isascii():
+        for name, value in result.measures:
+            if name == "words":
+                return value
+    return normalize.word_total(clean)
 
 
 class CleaningFault(RuntimeError):

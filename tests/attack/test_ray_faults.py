@@ -7,16 +7,21 @@ leaves any process of the cluster behind."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
+import re
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -328,3 +333,203 @@ def test_an_address_where_something_else_answers_is_one_line(tmp_path):
         "that is no Ray cluster (it does not speak gRPC)"
     ]
     assert proc.stdout == ""
+
+
+# --- a cluster that asks for a token ---------------------------------------------------------
+BIN = Path(sys.executable).parent
+REFUSED = "Missing authorization header in request!"  # the GCS's log line for each such call
+
+
+class Authenticated:
+    """A `ray start --head` on 127.0.0.1 that asks for a token, as Ray 2.60's `ray start` does,
+    in a temp folder of its own: `--ray-address auto` finds it where Ray looks, under
+    ``RAY_TMPDIR``, and its processes are told from other clusters' by that folder."""
+
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="rta", dir="/tmp"))  # Ray's socket paths: short
+        (self.base / "home").mkdir()  # a HOME without ~/.ray/auth_token
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.address = f"127.0.0.1:{self.port}"
+        self.token = secrets.token_hex(32)
+        self.env = {k: v for k, v in _env().items() if not k.startswith("RAY_AUTH_")}
+        self.env.update(HOME=str(self.base / "home"), RAY_TMPDIR=str(self.base))
+        subprocess.run(
+            [BIN / "ray", "start", "--head", f"--port={self.port}", "--num-cpus=1",
+             f"--temp-dir={self.base / 'ray'}", "--node-ip-address=127.0.0.1",
+             "--disable-usage-stats", "--include-dashboard=false"],
+            env=self.env | {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": self.token},
+            check=True, capture_output=True, timeout=300,
+        )  # fmt: skip
+
+    def refused(self) -> int:
+        """How many calls without a token its GCS has refused so far."""
+        log = self.base / "ray" / "session_latest" / "logs" / "gcs_server.out"
+        return log.read_text(errors="replace").count(REFUSED)
+
+    def stop(self) -> None:
+        """Its processes by id (`ray stop` would stop every cluster of this machine)."""
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            table = _processes()
+            ours = {p for p, (_, line) in table.items() if str(self.base) in line}
+            for pid in ours | {p for top in ours for p in _below(top, table)}:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline and any(
+                str(self.base) in line for _, line in _processes().values()
+            ):
+                time.sleep(0.5)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def authenticated() -> Iterator[Authenticated]:
+    cluster = Authenticated()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _join(cluster: Authenticated, tmp_path: Path, address: str, **env: str):
+    """``curate validate --ray-address ADDRESS --format json`` on two small drops."""
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, record in (("a.jsonl", GOOD[0]), ("b.jsonl", GOOD[1])):
+        (src / name).write_text(json.dumps(record) + "\n")
+    (tmp_path / "curate.toml").write_text(MAPPING)
+    return subprocess.run(
+        [sys.executable, "-c", "import sys; from curate.cli import main; sys.exit(main())",
+         "validate", str(src), "--ray-address", address, "--no-cache", "--format", "json",
+         "--config", str(tmp_path / "curate.toml")],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path, env=cluster.env | env,
+    )  # fmt: skip
+
+
+ASKS = (
+    "it asks for a token (`ray start` turns token authentication on): set RAY_AUTH_MODE=token, "
+    "and RAY_AUTH_TOKEN unless ~/.ray/auth_token holds the cluster's"
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", ["address", "auto"])
+def test_a_cluster_that_asks_for_a_token_is_one_line_after_one_call(given, authenticated, tmp_path):
+    """Without the token Ray asked the cluster's GCS 20 times, a second apart, before the one
+    line (21 s here; 124 s were seen where the address Ray connects to for 127.0.0.1, the
+    machine's outward one, did not answer); `auto` the same."""
+    before = authenticated.refused()
+    proc = _join(authenticated, tmp_path, authenticated.address if given == "address" else "auto")
+    deadline = time.monotonic() + 10
+    while authenticated.refused() == before and time.monotonic() < deadline:
+        time.sleep(0.2)  # the GCS's log is written by its own thread
+    assert proc.returncode == 3, proc.stderr
+    [line] = proc.stderr.splitlines()
+    # Ray resolves 127.0.0.1 to this machine's outward address, and `auto` to the cluster's.
+    shown = re.escape(authenticated.address if given == "address" else "auto")
+    resolved = rf" \([\d.]+:{authenticated.port} as Ray resolves it\)"
+    assert re.fullmatch(
+        rf"curate: error: cannot join the Ray cluster at {shown}({resolved})?: {re.escape(ASKS)}",
+        line,
+    ), line
+    assert proc.stdout == ""
+    assert authenticated.refused() - before == 1  # asked once
+
+
+@pytest.mark.slow
+def test_a_token_the_cluster_does_not_hold_is_named(authenticated, tmp_path):
+    """A wrong token is told from none: the line names where it came from, never the token."""
+    proc = _join(authenticated, tmp_path, authenticated.address, RAY_AUTH_MODE="token",
+                 RAY_AUTH_TOKEN=secrets.token_hex(32))  # fmt: skip
+    assert proc.returncode == 3, proc.stderr
+    [line] = proc.stderr.splitlines()
+    assert line.startswith(f"curate: error: cannot join the Ray cluster at {authenticated.address}")
+    assert authenticated.token not in line
+    assert line.endswith(
+        ": it refuses the token in RAY_AUTH_TOKEN: set the cluster's (`ray get-auth-token` there)"
+    ), line
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", ["address", "auto"])
+def test_the_clusters_token_joins_it(given, authenticated, tmp_path):
+    """The check before the join lets the token through as Ray sends it: from RAY_AUTH_TOKEN
+    in token mode, and, for `auto`, from ~/.ray/auth_token with no mode set (Ray turns token
+    mode on for `auto` when it finds one)."""
+    if given == "address":
+        address, env = authenticated.address, {"RAY_AUTH_MODE": "token",
+                                               "RAY_AUTH_TOKEN": authenticated.token}  # fmt: skip
+    else:
+        home = tmp_path / "home"
+        (home / ".ray").mkdir(parents=True)
+        (home / ".ray" / "auth_token").write_text(authenticated.token)
+        address, env = "auto", {"HOME": str(home)}
+    proc = _join(authenticated, tmp_path, address, **env)
+    assert proc.returncode in (0, 1), proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["summary"]["records"] == 2, report["summary"]
+
+
+STOPPED = """
+import json, os, signal, sys
+from pathlib import Path
+from curate.engine.ray import RayEngine
+
+engine = RayEngine(address=sys.argv[1])
+assert list(engine.map(abs, [-1, -2])) == [1, 2]
+for entry in Path("/proc").iterdir():  # the cluster's autoscaler stops, as `ray stop` stops it
+    if not entry.name.isdigit() or int(entry.name) == os.getpid():  # this names both too
+        continue
+    try:
+        line = (entry / "cmdline").read_bytes()
+    except OSError:
+        continue
+    if sys.argv[2].encode() in line and b"monitor.py" in line:
+        os.kill(int(entry.name), signal.SIGTERM)
+sys.stdin.readline()  # until the test has seen what Ray printed of it
+engine.close()
+print(json.dumps({"results": [1, 2]}))
+"""
+
+
+@pytest.mark.slow
+def test_a_joined_cluster_that_stops_leaves_stdout_to_curate():
+    """When a joined cluster stopped, the autoscaler's traceback ("The autoscaler failed with
+    the following error: … Terminated with signal 15", ANSI colours and all) came out on
+    stdout, before the report."""
+    cluster = Authenticated()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", STOPPED, cluster.address, str(cluster.base)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=cluster.env | {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": cluster.token},
+    )  # fmt: skip
+    err: list[str] = []
+    seen = threading.Event()
+
+    def read() -> None:  # Ray's lines about it, on stderr
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            err.append(line)
+            if "The autoscaler failed" in line:
+                seen.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        seen.wait(timeout=120)
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(BrokenPipeError):  # it ended: what it said is below
+            proc.stdin.write("\n")
+            proc.stdin.close()
+        out = proc.stdout.read()
+        proc.wait(timeout=120)
+        reader.join(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        cluster.stop()
+    assert seen.is_set(), "".join(err)
+    assert proc.returncode == 0, "".join(err)
+    assert json.loads(out) == {"results": [1, 2]}  # and nothing else

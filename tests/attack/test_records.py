@@ -138,6 +138,67 @@ def test_a_valid_json_array_on_one_line_is_read_without_error(tmp_path, capsys):
     assert report["summary"]["records"] == 3
 
 
+def test_a_record_of_a_one_line_array_is_named_by_its_number_in_the_file(
+    tmp_path, capsys, monkeypatch
+):
+    """Every record of a one-line array is at line 1: `a.json:1` named none of them, and a
+    near-duplicate said "similar to a.json:1" of a record at a.json:1. Each finding of such a
+    record names its number, and the record it repeats is `a.json:1 (record 1)`; a record
+    that has its line to itself is named by its line alone."""
+    from curate.cli import main
+
+    src = tmp_path / "src"
+    src.mkdir()
+    again = {**GOOD[0], "id": "again", "abstract": GOOD[0]["abstract"] + " Revised."}
+    short = {"id": "short", "abstract": "Too short to say anything."}
+    (src / "a.json").write_text(json.dumps([GOOD[0], GOOD[1], again, short]))
+    pretty = [SAMPLE["arXiv:2504.16662"], {**short, "id": "short2"}]
+    (src / "b.json").write_text(json.dumps(pretty, indent=1))  # a record to a line, and more
+    second = [n for n, line in enumerate(json.dumps(pretty, indent=1).splitlines(), 1)
+              if line == " {"][1]  # fmt: skip
+    status, report = validate(src, capsys)
+    assert status == 0
+    found = [
+        (f["file"].rsplit("/", 1)[-1], f["line"], f["code"], f["message"], f.get("related"))
+        for f in report["findings"]
+        if f["code"] in ("near-duplicate", "too-short")
+    ]
+    earlier = f"{src / 'a.json'}:1 (record 1)"
+    near, short_a, short_b = sorted(found, key=lambda f: (f[0], f[2]))
+    assert near[:3] == ("a.json", 1, "near-duplicate") and near[4] == earlier
+    assert near[3].startswith(f"record 3: 99% similar to {earlier} (word 3-shingle")
+    assert short_a[:2] == ("a.json", 1) and short_a[3].startswith("record 4: 5 words, fewer")
+    assert short_b[:2] == ("b.json", second) and short_b[3].startswith("5 words, fewer than")
+    # The text output, and paths made relative (GitHub's annotations) keep the number.
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    assert main(["validate", str(src), "--format", "github", "--no-cache", "--config",
+                 str(tmp_path / "curate.toml")]) == 0  # fmt: skip
+    lines = [line for line in capsys.readouterr().out.splitlines() if "near-duplicate" in line]
+    assert lines == [
+        "::warning file=src/a.json,line=1,title=near-duplicate::record 3: 99%25 similar to "
+        "src/a.json:1 (record 1) (word 3-shingle Jaccard, threshold 0.80) (related: "
+        "src/a.json:1 (record 1))"
+    ]
+
+
+def test_what_is_wrong_with_an_element_of_a_one_line_array_names_the_element(tmp_path, capsys):
+    """What the reader finds in an element (no object, a field of the wrong type) names its
+    place in the array, counting every element: the element may make no record."""
+    src = tmp_path / "src"
+    src.mkdir()
+    elements = [json.dumps(GOOD[0]), '"a string"', json.dumps({**GOOD[1], "score": "high"})]
+    (src / "a.json").write_text("[" + ", ".join(elements) + "]")
+    status, report = validate(src, capsys)
+    assert status == 1
+    found = sorted((f["code"], f["line"], f["message"]) for f in report["findings"]
+                   if f["severity"] == "error")  # fmt: skip
+    assert found == [
+        ("field-type", 1, "element 3: 'score' is a string ('high'), not a number: published as "
+                          "null"),
+        ("invalid-json", 1, "element 2: a string, not an object: no record"),
+    ]  # fmt: skip
+
+
 def test_a_one_line_array_gives_each_record_its_own_position(tmp_path):
     from curate.ingest import formats
     from validation.config import Config

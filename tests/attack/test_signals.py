@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -65,3 +66,47 @@ def test_sigterm_stops_a_build_as_ctrl_c_does_with_exit_143(engine, corpus, tmp_
     assert err.strip().splitlines()[-1] == "curate: terminated"
     assert "Traceback" not in err and "SIGABRT" not in err and "*** " not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == []  # no output, no staging folder
+
+
+MID_TASK = """
+import os, signal, sys, threading, time
+from pathlib import Path
+from curate.engine.local import LocalPool
+
+folder = Path(sys.argv[1])
+
+
+def task(i):
+    (folder / f"started-{i}").write_text(str(os.getpid()))
+    time.sleep(20)
+    (folder / f"finished-{i}").write_text("")  # only if the run waited for it
+    return i
+
+
+def interrupt():
+    while len(list(folder.glob("started-*"))) < 2:  # both workers at work
+        time.sleep(0.05)
+    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+
+
+threading.Thread(target=interrupt, daemon=True).start()
+try:
+    list(LocalPool(2).map(task, range(2)))
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads the workers' state from /proc")
+def test_ctrl_c_on_the_local_pool_ends_its_workers_mid_task(tmp_path):
+    """The first Ctrl-C waited for the running tasks (24 s on a large file, minutes on a larger
+    one) before it took effect: the workers are ended at once, and their tasks never finish."""
+    done = subprocess.run(
+        [sys.executable, "-c", MID_TASK, str(tmp_path)], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0 and done.stdout.split() == ["interrupted"], done.stderr
+    pids = [int(p.read_text()) for p in sorted(tmp_path.glob("started-*"))]
+    assert len(pids) == 2
+    assert not list(tmp_path.glob("finished-*"))  # neither task was let finish
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()]  # nor any worker left

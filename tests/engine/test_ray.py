@@ -27,7 +27,7 @@ import curate.dedupe.near
 import curate.scan.run
 from curate.dataset.assemble import write_shard
 from curate.dedupe.near import TextSource, components, engine_search
-from curate.engine.ray import RayEngine
+from curate.engine.ray import ClusterUnreachable, RayEngine
 from curate.engine.serial import SERIAL
 from curate.errors import WorkerDied
 from curate.ingest.discover import discover
@@ -297,6 +297,35 @@ def test_a_worker_that_keeps_dying_fails_in_one_line_and_leaves_the_previous_out
     assert sorted(p.name for p in tmp_path.iterdir()) == ["before", "dist", "drops", "killed"]
 
 
+class TimingOut:
+    """Ray whose local start times out: Ray 2.60's ``ray.init`` raises this when the raylet
+    has not registered with the GCS within 30 s (an overloaded machine)."""
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, **options: Any) -> None:
+        raise Exception(  # Ray's own type for it
+            "The current node timed out during startup. This could happen because some of the "
+            "raylet failed to startup or the GCS has become overloaded."
+        )
+
+
+def test_a_local_start_that_times_out_is_one_line_after_the_start_line(capsys, monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    engine = RayEngine(jobs=2)
+    engine._ray = TimingOut()
+    with pytest.raises(ClusterUnreachable) as failed:
+        engine.workers  # noqa: B018 - the first use starts the cluster
+    assert capsys.readouterr().err == "curate: starting a local Ray cluster (2 CPUs)…\n"
+    assert str(failed.value) == (
+        "the local Ray cluster did not start (The current node timed out during startup. This "
+        "could happen because some of the raylet failed to startup or the GCS has become "
+        "overloaded.); retry, or use --engine local"
+    )
+    assert engine._reaper is None and engine._session is None  # nothing of the start is left
+
+
 def test_a_cluster_that_does_not_answer_is_one_line_before_any_work(tmp_path):
     run = subprocess.run(
         [sys.executable, "-m", "curate.cli", "build", str(ROOT / "sources"), "--out",
@@ -378,3 +407,24 @@ def test_ctrl_c_stops_the_cluster_the_build_started_and_leaves_the_output_as_it_
     while any(map(_alive, seen)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert [pid for pid in seen if _alive(pid)] == []
+
+
+def test_scans_kept_on_ray_are_reused_on_ray_the_same_bytes(cluster, drops, tmp_path, parallel):
+    """The tasks spool into the cache folder, by a path every node reads; a second build on
+    Ray finds every scan kept and runs no scan task, and the assembly tasks read the kept
+    spools."""
+    cache = tmp_path / "cache"
+    local = build([drops], tmp_path / "local", Settings(), jobs=2, template=TEMPLATE)
+    runs = []
+    for name in ("first", "second"):
+        ray_engine = Counting()
+        try:
+            build([drops], tmp_path / name, Settings(), engine=ray_engine, template=TEMPLATE,
+                  cache_dir=cache)  # fmt: skip
+        finally:
+            ray_engine.close()
+        runs.append(ray_engine.ran)
+    assert runs[0].count("scan_file") == len(list(drops.glob("*.txt")))
+    assert "scan_file" not in runs[1] and "rows_of_files" in runs[1]
+    assert same_tree(tmp_path / "local", tmp_path / "first") and local.records_out > 0
+    assert same_tree(tmp_path / "local", tmp_path / "second")

@@ -115,3 +115,39 @@ def test_a_long_gap_is_one_replacement(monkeypatch):
     left, right = _diff("keep a b c d keep", "keep w x y z keep")
     assert left == "keep <del>a b c d</del> keep"
     assert right == "keep <ins>w x y z</ins> keep"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", " ", "a", "a b", "a  b", " a", "a ", "a\tb", "a\u00a0b", "a\u2028b", "中文 字 x", "x\n y"],
+)
+def test_the_tokens_of_a_one_line_text_are_the_token_pattern_s(text):
+    assert report_html._tokens(text) == report_html._TOKEN.findall(text)
+
+
+def test_the_tokens_of_real_abstracts_are_the_token_pattern_s():
+    import json
+
+    from conftest import ROOT
+
+    texts = [
+        json.loads(line)["text"]
+        for name in ("residue_labelled", "record_checks_labelled")
+        for line in (ROOT / "tests" / "data" / f"{name}.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert sum(report_html.normalize.is_collapsed(t) for t in texts) > len(texts) // 2
+    for text in texts:
+        assert report_html._tokens(text) == report_html._TOKEN.findall(text)
+
+
+def test_equal_words_and_empty_or_equal_gaps_are_marked_as_the_matcher_marks_them():
+    # The shortcuts: equal word lists are one block, a gap with an empty or equal side one
+    # opcode; the marks are those the matcher's alignment gives (written out by hand).
+    assert _diff("a  b\tc", "a b c") == (
+        "a<del>  </del>b<del>\t</del>c",
+        "a<ins> </ins>b<ins> </ins>c",
+    )
+    assert _diff("x  y", "x y") == ("x<del>  </del>y", "x<ins> </ins>y")
+    assert _diff("same words", "same words") == ("same words", "same words")
+    assert _diff("one two", "one new two") == ("one two", "one <ins>new </ins>two")
+    assert _diff("one old two", "one two") == ("one <del>old </del>two", "one two")

@@ -22,6 +22,7 @@ import pytest
 from browser import colour_pixels, open_page
 from conftest import ROOT, SOURCES
 
+import curate.report.html as html_report
 from curate.cli import main
 from curate.report.charts import bar_chart as _bar_chart
 from curate.report.charts import length_chart as _length_chart
@@ -157,6 +158,37 @@ def test_a_console_message_is_caught(tmp_path):
     )
     page = open_page(bad, tmp_path / "bad.png", height=300, dump_dom=False)
     assert any("example.com" in m for m in page.console)
+
+
+def test_the_compiled_template_is_the_template_as_jinja2_compiles_it_now():
+    """The page is rendered from report.html.j2.compiled only while it is current: after an
+    edit of the template or a new jinja2, this fails until it is written again (the page is
+    still right meanwhile, only slower to make)."""
+    source = html_report.TEMPLATE.read_text(encoding="utf-8")
+    assert html_report.COMPILED.read_text(encoding="utf-8") == html_report.compiled_template(
+        source
+    ), (
+        'write it again: uv run python -c "from curate.report.html import *; '
+        "COMPILED.write_text(compiled_template(TEMPLATE.read_text(encoding='utf-8')), "
+        "encoding='utf-8')\""
+    )
+
+
+def test_the_compiled_template_renders_the_page_the_template_renders(built, monkeypatch):
+    from jinja2 import Environment
+
+    compiled = html_report.render_report(built, [ROOT / "sources"])
+
+    def compile_forbidden(*args, **kwargs):
+        raise AssertionError("the template was compiled, not read compiled")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Environment, "from_string", compile_forbidden)
+        assert html_report.render_report(built, [ROOT / "sources"]) == compiled
+    # A stale or missing compiled file: the template itself, the same page.
+    monkeypatch.setattr(html_report, "COMPILED", built / "no-such-file")
+    assert html_report.render_report(built, [ROOT / "sources"]) == compiled
+    assert "<title>" in compiled and "<table" in compiled
 
 
 def test_page_is_self_contained(built):
@@ -374,3 +406,72 @@ def test_without_chromium_its_tests_skip_in_one_line_unless_ci_is_set(ci):
         assert re.search(r"\n\d+ skipped, \d+ deselected in", done.stdout), done.stdout
         (line,) = [ln for ln in done.stdout.splitlines() if ln.startswith("SKIPPED")]
         assert line.endswith(browser.MISSING) and "apt-get install -y chromium" in line
+
+
+def _seed_records() -> list[str]:
+    seed = sorted(SOURCES.glob("*.txt"))[0]
+    return seed.read_text(encoding="utf-8").partition("\n\n")[2].strip().split("\n\n")
+
+
+def _build_own(tmp_path: Path, files: dict[str, str], config: str) -> Path:
+    src = tmp_path / "src"
+    src.mkdir()
+    for name, text in files.items():
+        (src / name).write_text(text, encoding="utf-8")
+    (tmp_path / "curate.toml").write_text(config, encoding="utf-8")
+    out = tmp_path / "dist"
+    assert main(["build", str(src), "--out", str(out), "--no-cache", "--config",
+                 str(tmp_path / "curate.toml")]) == 0  # fmt: skip
+    return out
+
+
+def _pair(page: str) -> list[tuple[str, str]]:
+    """The first cluster's members: where each is, and its text as the page shows it."""
+    block = re.search(r'<div class="pair">(.*?)\n</div>', page, re.S).group(1)
+    found = re.findall(r'<div class="where">(.*?)</div>(.*?)</div>', block, re.S)
+    return [(where, re.sub(r"</?ins>", "", text).strip()) for where, text in found]
+
+
+def test_a_merged_copy_from_a_source_with_its_own_ids_shows_its_text(tmp_path):
+    """A source that names its records (`id`) is shown as `file:line (id …)`: the merged copy's
+    text was looked up by that label and never found ("text not available")."""
+    records = _seed_records()[:6]
+    copy = records[0].replace(" the ", " THE ", 1)  # an exact copy once case is folded
+    lines = [json.dumps({"id": f"paper-{n}", "abstract": r}) for n, r in enumerate(records)]
+    lines.append(json.dumps({"id": "paper-copy", "abstract": copy}))
+    out = _build_own(tmp_path, {"a.jsonl": "\n".join(lines) + "\n"},
+                     '[mapping.jsonl]\ntext = "abstract"\nid = "id"\n')  # fmt: skip
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "(text not available)" not in page
+    members = sorted(_pair(page))
+    assert [w.split(" · ")[0] for w, _ in members] == [
+        "a.jsonl:1 (id paper-0)",
+        "a.jsonl:7 (id paper-copy)",
+    ]
+    assert [html_report.html.unescape(t) for _, t in members] == [records[0], copy]
+
+
+def test_records_of_a_one_line_array_have_their_own_texts_in_the_page_and_rejected(tmp_path):
+    """`json.dump(records, f)` puts every record on line 1: the texts of a merged copy and of
+    a dropped record were looked up by line and were the first record's. They are each
+    record's own, found by its element's number."""
+    first, second, third = _seed_records()[:3]
+    copy = third.replace(" the ", " THE ", 1)
+    elements = [{"abstract": t} for t in (first, second, PLACEHOLDER, third, copy)]
+    out = _build_own(tmp_path, {"a.json": json.dumps(elements)},
+                     'rejected = true\n[mapping.jsonl]\ntext = "abstract"\n')  # fmt: skip
+    rejected = pq.read_table(out / "rejected.parquet").to_pylist()
+    assert [(r["file"], r["line"], r["abstract_raw"]) for r in rejected] == [
+        ("a.json", 1, PLACEHOLDER)
+    ]
+    report = json.loads((out / "validation-report.json").read_text(encoding="utf-8"))
+    assert report["dropped"] == [
+        {"id": rejected[0]["id"], "file": "a.json", "line": 1, "row": 3,
+         "reasons": ["placeholder"]}
+    ]  # fmt: skip
+    page = (out / "report.html").read_text(encoding="utf-8")
+    dropped = re.search(r'<table id="dropped">(.*?)</table>', page, re.S).group(1)
+    assert html_report.html.escape(PLACEHOLDER) in dropped
+    assert html_report.html.escape(first[:60]) not in dropped
+    texts = sorted(html_report.html.unescape(t) for _, t in _pair(page))
+    assert texts == sorted([third, copy])

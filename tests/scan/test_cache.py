@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -231,3 +232,21 @@ def test_the_macro_tables_are_part_of_what_a_cached_result_depends_on(monkeypatc
     before = curate.scan.cache._fingerprint.__wrapped__("{}")
     monkeypatch.setattr(Path, "read_bytes", lambda p: real(p) + (b"#" if p == table else b""))
     assert curate.scan.cache._fingerprint.__wrapped__("{}") != before
+
+
+def test_a_file_name_that_is_not_utf8_is_validated_with_the_cache_and_not_cached(tmp_path):
+    """SQLite's text cannot hold the surrogates such a name is held as: its entries are left
+    out (the run failed with exit 3 on a UnicodeEncodeError), the other files' are cached."""
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(SEED_FILES[0], src / SEED_FILES[0].name)
+    with open(os.fsencode(src) + b"/caf\xe9-\xff.txt", "wb") as fh:
+        fh.write(SEED_FILES[1].read_bytes())
+    cache = tmp_path / "cache"
+    first = validate_paths([src], Config(), cache_dir=cache)
+    again = validate_paths([src], Config(), cache_dir=cache)
+    assert len(first.files) == 2 and first.report.records > 0
+    assert as_rows(again.report) == as_rows(first.report)
+    uncached = validate_paths([src], Config())
+    assert as_rows(again.report) == as_rows(uncached.report)
+    assert again.cache_hits >= 1  # the seed's file result

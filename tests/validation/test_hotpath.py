@@ -13,6 +13,7 @@ import itertools
 import json
 import re
 import sys
+from collections import Counter
 
 import pytest
 from conftest import ROOT
@@ -47,6 +48,17 @@ def test_str_split_and_regex_whitespace_are_the_same_characters() -> None:
         ch = chr(code)
         assert bool(space.match(ch)) == ch.isspace() == (len(f"a{ch}b".split()) == 2), hex(code)
         assert (f"{ch}a".strip() == "a") == ch.isspace(), hex(code)
+
+
+def test_is_printable_is_the_method() -> None:
+    """The byte deletion answers as ``str.isprintable`` does: every code point alone, and beside
+    printable ASCII (the deletion runs only on ASCII text, the method on the rest)."""
+    for code in range(sys.maxunicode + 1):
+        ch = chr(code)
+        assert normalize.is_printable(ch) == ch.isprintable(), hex(code)
+        assert normalize.is_printable(f"a {ch}~") == f"a {ch}~".isprintable(), hex(code)
+    for text in TEXTS:
+        assert normalize.is_printable(text) == text.isprintable(), repr(text[:40])
 
 
 _TRIGGERS = {
@@ -152,6 +164,29 @@ def test_a_language_batch_gives_body_language_s_own_answers() -> None:
         with language.LanguageBatch(texts, min_words):
             together = [language.body_language(t, min_words) for t in texts]
         assert together == alone
+        # Given each text's markup stripped (check_file strips once for this and the sketch).
+        stripped = [normalize.strip_markup(t) for t in texts]
+        batch = language.LanguageBatch(texts, min_words, stripped)
+        assert batch.plain == language.LanguageBatch(texts, min_words).plain
+        language.body_language.cache_clear()
+        with batch:
+            assert [language.body_language(t, min_words) for t in texts] == alone
+            # The words measure reads the batch's count where a text is its own plain text
+            # (a text given twice is counted again: the batch keeps one of the two objects).
+            from validation.checks import _word_count
+
+            repeated = {t for t, n in Counter(texts).items() if n > 1}
+            plain = [
+                t
+                for t in texts
+                if normalize.is_collapsed(t)
+                and not any(residue.may_have(k, t) for k in residue.KINDS)
+                and t not in repeated
+            ]
+            assert len(plain) > 100
+            assert all(language.batch_word_total(t) is not None for t in plain)
+            for text in texts:
+                assert _word_count.__wrapped__(text) == normalize.length_in_words(text)
     for text in TEXTS:
         plain = normalize.plain_text(text)
         assert normalize.plain_text_and_words(text) == (plain, normalize.word_total(plain))
@@ -348,3 +383,24 @@ def test_may_look_bad_is_never_false_where_ftfy_finds_mojibake() -> None:
     for text in TEXTS:
         if ftfy.badness.is_bad(text):
             assert residue.may_look_bad(text), text[:80]
+
+
+def _has_words_slowly(text: str) -> bool:
+    """``has_words`` without its fast answer: the markup removed, then a letter or digit."""
+    from validation.checks import _KEY_COMMANDS, _WORD_CHAR
+
+    if not any(residue.may_have(kind, text) for kind in residue.KINDS):
+        return _WORD_CHAR.search(text) is not None
+    return _WORD_CHAR.search(normalize.plain_text(_KEY_COMMANDS.sub(" ", text))) is not None
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["", " <!-- a hidden comment --> ", " \\cite{smith jones} ", " cite this <b>x</b> ", " <br> "],
+)
+def test_has_words_fast_answer_is_the_slow_one(extra: str) -> None:
+    from validation.checks import has_words
+
+    texts = [*TEXTS, "<!-- two words -->", "\\cite{two words}", "<!-- a -->cite", "cite it"]
+    for text in texts:
+        assert has_words(text + extra) == _has_words_slowly(text + extra), repr(text[:60])

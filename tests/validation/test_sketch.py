@@ -99,6 +99,20 @@ def test_the_batch_path_gives_each_real_text_its_own_sketch():
         np.testing.assert_array_equal(got.sig, one.sig)
 
 
+def test_a_batch_given_its_stripped_texts_gives_the_same_sketches():
+    # check_file strips each record's markup once, for the sketch and the plain text: given
+    # those, the batch must make what it makes from the raw texts alone.
+    texts = real_texts() + VARIED + SPACED
+    stripped = [normalize.strip_markup(t) for t in texts]
+    assert sum(s != t for s, t in zip(stripped, texts, strict=True)) > 10  # markup was there
+    for text, strip in zip(texts, stripped, strict=True):
+        assert normalize.comparison_bytes(text, strip) == normalize.comparison_bytes(text)
+    alone = sketch.sketch_many(texts, 3)
+    for got, want in zip(sketch.sketch_many(texts, 3, stripped), alone, strict=True):
+        assert got.id == want.id
+        np.testing.assert_array_equal(got.sig, want.sig)
+
+
 def test_a_signature_depends_on_the_shingle_set_only():
     rng = np.random.default_rng(7)
     shingles = np.unique(rng.integers(0, 2**63, 10_000, dtype=np.uint64))

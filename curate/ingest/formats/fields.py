@@ -401,6 +401,7 @@ class Batches:
         self.cells = cells
         self.part = SourceFile(path=path)
         self.records = 0
+        self.unit = "row"  # how a message names a row's place: a JSON array's is its element
         self.unreadable: set[str] = set()  # fields a file-level finding already covers
         self._cr_seen = False
         self._no_text: list[int] = []  # the lines of records without the text field at all
@@ -558,7 +559,7 @@ class Batches:
             )  # fmt: skip
             return
         self._rows += 1
-        at = f"row {row}: " if row is not None and row != line else ""
+        at = f"{self.unit} {row}: " if row is not None and row != line else ""
         text = self._text(values, line, at)
         if text is None:
             return

@@ -208,10 +208,10 @@ def unparsable(exc: BaseException) -> str:
 
 
 def _value(out: Batches, value: object, number: int, element: int | None = None) -> None:
+    at = f"element {element}: " if element is not None else ""  # of an array: several a line
     if isinstance(value, dict):
         repeated = _repeated(value)
         if repeated is not None:
-            at = f"element {element}: " if element is not None else ""
             out.finding(
                 "duplicate-key", number,
                 f"{at}the object names the field {repeated!r} more than once: its last value "
@@ -224,7 +224,7 @@ def _value(out: Batches, value: object, number: int, element: int | None = None)
             kind = "null"
         elif isinstance(value, int | float) and not isinstance(value, bool):
             kind = "a number"
-        out.finding("invalid-json", number, f"{kind}, not an object: no record")
+        out.finding("invalid-json", number, f"{at}{kind}, not an object: no record")
 
 
 def _array(fh: BinaryIO, out: Batches, config: Config) -> Iterator[SourceFile]:
@@ -268,6 +268,7 @@ def _array(fh: BinaryIO, out: Batches, config: Config) -> Iterator[SourceFile]:
                     yield out.take()
         yield out.last(digest, hashed.size)
         return
+    out.unit = "element"  # several may share a line: each is named by its place
     yield from _elements(text, start + 1, out)
     yield out.last(digest, hashed.size)
 
