@@ -394,7 +394,9 @@ def survivor_preference(
         texts = raw_texts(spool, records) if spool is not None else [""] * len(records)
         base = int(index.offsets[fi])
         raw.update((base + ri, text) for ri, text in zip(records, texts, strict=True))
-    rows = previous.rows if previous is not None else {}
+    # Only the ids of these groups, and the two columns asked about, become Python values.
+    asked = sorted({ids[g] for g in grouped})
+    rows = previous.rows_of(asked, (raw_column, "sources")) if previous is not None else {}
     old_files = (
         {s.get("name") for s in (previous.manifest or {}).get("sources", [])}
         if (previous is not None)

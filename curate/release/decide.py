@@ -44,12 +44,12 @@ def against_previous(
     count the records that moved.
     """
     assert previous.version is not None and previous.manifest is not None
-    rows, schema, arrow = read_parquet_files(data, str(stage))
+    rows, schema = read_parquet_files(data, str(stage))
     own = Stamp.of(previous.manifest, previous.changelog)
     trial = json.loads(json.dumps(write_release(own)))
     metadata = manifest_changes(previous.manifest, trial)
     placed = read_positions(positions) if positions is not None else None
-    new = Release("this build", rows, schema, trial, arrow=arrow, positions=placed)
+    new = Release("this build", rows, schema, trial, positions=placed)
     diff = diff_releases(previous, new, metadata=[m for m in metadata if not _placing(m)])
     restored = None
     if diff.level is None and len(diff.metadata) < len(metadata):

@@ -3,7 +3,9 @@
 Two releases are compared by ``id`` (the stable id derived from the normalised text): ids only in
 the new one were added, ids only in the old one removed, ids in both whose columns differ changed.
 The schema is compared from the Parquet files, and the manifests for changes of metadata; the
-level of the biggest change decides the version bump (:mod:`curate.release.versions`).
+level of the biggest change decides the version bump (:mod:`curate.release.versions`). The rows
+are matched and compared in Arrow (:mod:`curate.release.rows`); only those added, removed or
+changed become Python values, so a release of a million records costs no dict per record.
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from curate.dataset.manifest import DATA
+from curate.release import rows
 from curate.release.load import Release
+from curate.release.rows import compared
 
 EXCERPT = 80
 VERSION_INDEPENDENT = {"version", "files"}  # manifest keys that change with the version alone
@@ -167,32 +171,15 @@ def schema_changes(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> list
     return out
 
 
-PLACES = ("line", "row")  # where an occurrence was in its file: never a change of a record
+def _places(release: Release) -> Any:
+    """Where each row's sources are, in its table's order (:func:`rows.places`), or None: no
+    positions, or ones that do not read as places (they only ever add a count of moves)."""
+    import pyarrow as pa
 
-
-def _same(column: str, value: Any) -> Any:
-    """A column's value as releases compare it: ``sources`` without the places of its
-    occurrences, which a release before they left the table still holds."""
-    if column != "sources" or not isinstance(value, list):
-        return value
-    return [{k: v for k, v in s.items() if k not in PLACES} if isinstance(s, dict) else s
-            for s in value]  # fmt: skip
-
-
-def _positions(release: Release) -> dict[str, list[tuple[Any, ...]]] | None:
-    """Where each row's sources are: the build's positions, or those its table still held
-    (a release before they left it), or None."""
-    if release.positions is not None:
-        return release.positions
-    rows = list(release.rows.values())
-    if not rows or not all(
-        isinstance(s, dict) and "line" in s for s in (rows[0].get("sources") or [None])
-    ):
+    try:
+        return rows.places(release.rows, release.positions)
+    except (pa.ArrowException, TypeError, KeyError):
         return None
-    return {
-        k: [(s["file"], s["line"], s.get("row")) for s in row["sources"]]
-        for k, row in release.rows.items()
-    }
 
 
 def _text_column(row: dict[str, Any]) -> str:
@@ -269,9 +256,9 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
     """``new`` compared with ``old``. ``metadata`` overrides the manifest comparison (the build
     passes what differs once the version is set aside)."""
     diff = Diff(old=old.summary(), new=new.summary())
-    old_ids, new_ids = set(old.rows), set(new.rows)
-    removed = {k: old.rows[k] for k in old_ids - new_ids}
-    added = {k: new.rows[k] for k in new_ids - old_ids}
+    matched = rows.match(old.rows.ids, new.rows.ids)
+    removed = {r["id"]: r for r in rows.take_rows(old.rows, matched.removed)}
+    added = {r["id"]: r for r in rows.take_rows(new.rows, matched.added)}
     by_key = same_source_id(removed, added)
     diff.edited = sorted(
         by_key + edits(
@@ -282,39 +269,55 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
     )  # fmt: skip
     edited_old = {e.old_id for e in diff.edited}
     edited_new = {e.new_id for e in diff.edited}
-    for key in sorted(new_ids - old_ids - edited_new):
-        row = new.rows[key]
+    for key in sorted(added.keys() - edited_new):
+        row = added[key]
         diff.added.append((key, excerpt(row.get(_text_column(row)))))
-    for key in sorted(old_ids - new_ids - edited_old):
-        row = old.rows[key]
+    for key in sorted(removed.keys() - edited_old):
+        row = removed[key]
         diff.removed.append((key, excerpt(row.get(_text_column(row)))))
-    for key in sorted(old_ids & new_ids):
-        a, b = old.rows[key], new.rows[key]
-        # A column only one side has is a schema change, said once, not a change of each row.
-        columns = [c for c in a if c in b and _same(c, a[c]) != _same(c, b[c])]
-        if not columns:
-            continue
-        text = _text_column(a)
-        shown = next((c for c in (text, f"{text}_raw") if c in columns), columns[0])
-        before, after = change_excerpt(a.get(shown), b.get(shown))
-        diff.changed.append(RowChange(key, columns, before, after))
-    for rows, keys in (
-        (new.rows, [k for k, _ in diff.added] + [c.id for c in diff.changed]),
-        (old.rows, [k for k, _ in diff.removed]),
+    changed, at = _changed(old, new, matched)
+    diff.changed = [c for c, _ in changed]
+    fresh = added | {c.id: row for c, row in changed}  # the new rows of changed records
+    for by_id, keys in (
+        (fresh, [k for k, _ in diff.added] + [c.id for c in diff.changed]),
+        (removed, [k for k, _ in diff.removed]),
     ):
-        diff.source_ids |= {k: str(rows[k][SOURCE_ID]) for k in keys
-                            if rows[k].get(SOURCE_ID) is not None}  # fmt: skip
-    before, after = _positions(old), _positions(new)
+        diff.source_ids |= {k: str(by_id[k][SOURCE_ID]) for k in keys
+                            if by_id[k].get(SOURCE_ID) is not None}  # fmt: skip
+    before, after = _places(old), _places(new)
     if before is not None and after is not None:
-        differ = {c.id for c in diff.changed}
-        diff.moved = sum(
-            1 for k in old_ids & new_ids if k not in differ and before.get(k) != after.get(k)
-        )  # fmt: skip
+        moves = rows.moved(before, after, matched)
+        moves[at] = False  # a changed record is counted as changed, not as moved
+        diff.moved = int(moves.sum())
     diff.schema = schema_changes(old.schema, new.schema)
     diff.metadata = (
         metadata if metadata is not None else manifest_changes(old.manifest, new.manifest)
     )
     return diff
+
+
+def _changed(
+    old: Release, new: Release, matched: rows.Matched
+) -> tuple[list[tuple[RowChange, dict[str, Any]]], list[int]]:
+    """The records in both whose columns differ, by id, each with its new row; and their
+    positions in ``matched``. Arrow finds the rows that may differ; only those are compared
+    as Python values, column by column, as ever."""
+    # A column only one side has is a schema change, said once, not a change of each row.
+    columns = [c for c in old.rows.column_names if c in new.rows.column_names]
+    maybe = rows.differing(old.rows, new.rows, matched, columns)
+    befores = rows.take_rows(old.rows, matched.old[maybe])
+    afters = rows.take_rows(new.rows, matched.new[maybe])
+    found = []
+    for at, a, b in zip(maybe.tolist(), befores, afters, strict=True):
+        differ = [c for c in a if c in b and compared(c, a[c]) != compared(c, b[c])]
+        if not differ:
+            continue
+        text = _text_column(a)
+        shown = next((c for c in (text, f"{text}_raw") if c in differ), differ[0])
+        before, after = change_excerpt(a.get(shown), b.get(shown))
+        found.append((a["id"], RowChange(a["id"], differ, before, after), b, at))
+    found.sort(key=lambda f: f[0])
+    return [(change, row) for _, change, row, _ in found], [at for *_, at in found]
 
 
 # An added record is an edit of a removed one at or above this word 3-shingle similarity: the

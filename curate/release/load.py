@@ -4,7 +4,9 @@ A release is what ``curate build`` writes (a folder with ``manifest.json`` and P
 bare Parquet file, or a tagged revision of a dataset repository on the Hub
 (``hub:ORG/NAME[@REVISION]``; without a revision, the newest ``vX.Y.Z`` tag). It is read
 completely into memory: the previous release may be about to be replaced on disk by the build
-that compares with it.
+that compares with it. It is held as its Parquet files' bytes, decoded where asked
+(:mod:`curate.release.rows`): decoded whole, and worse as a Python dict per row, it would take
+many times that, in every build that continues a large release.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import posixpath
 import re
 import tempfile
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +28,8 @@ from curate.release.versions import SEMVER, parse_version
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from curate.release.rows import StoredRows
+
 HUB_PREFIX = "hub:"
 
 
@@ -34,14 +39,14 @@ class Release:
     replaced on disk by the build that compares with it)."""
 
     label: str
-    rows: dict[str, dict[str, Any]]
+    rows: StoredRows  # its rows (ids unique), as its Parquet files hold them, in their order
     schema: list[dict[str, Any]]
     manifest: dict[str, Any] | None = None
     changelog: str | None = None
-    arrow: pa.Schema | None = None  # the Parquet files' schema, to digest the rows as written
     report: bytes | None = None  # its validation-report.json, as published
-    # Where each row's sources were in their files, by id (a build folder's positions.parquet)
-    positions: dict[str, list[tuple[Any, ...]]] | None = None
+    # Where each row's sources were in their files (a build folder's positions.parquet: the
+    # columns `id` and `sources`, a list of structs of `file`, `line` and `row`)
+    positions: pa.Table | None = None
 
     @property
     def fingerprint_version(self) -> int:
@@ -58,14 +63,18 @@ class Release:
 
     @property
     def fingerprint(self) -> str:
-        import pyarrow as pa
-
         from curate.dataset.manifest import fingerprint_of, row_digests
 
         if self.manifest and self.manifest.get("fingerprint"):
             return str(self.manifest["fingerprint"])
-        table = pa.Table.from_pylist([self.rows[k] for k in sorted(self.rows)], self.arrow)
-        return fingerprint_of(row_digests(table))
+        return fingerprint_of(row_digests(self.rows.read().sort_by("id")))
+
+    def rows_of(self, ids: Iterable[Any], columns: Sequence[str]) -> dict[Any, dict[str, Any]]:
+        """The rows of ``ids`` this release holds, by id, with ``id`` and those of ``columns``
+        it has: only those become Python values."""
+        from curate.release.rows import rows_by_id
+
+        return rows_by_id(self.rows, ids, columns)
 
     def summary(self) -> dict[str, Any]:
         return {
@@ -73,7 +82,7 @@ class Release:
             "version": self.version,
             "fingerprint": self.fingerprint,
             "fingerprint_version": self.fingerprint_version,
-            "rows": len(self.rows),
+            "rows": self.rows.num_rows,
         }
 
 
@@ -81,35 +90,34 @@ def parquet_schema(schema: pa.Schema) -> list[dict[str, Any]]:
     return [{"name": f.name, "type": str(f.type), "nullable": f.nullable} for f in schema]
 
 
-def read_parquet_files(
-    paths: list[Path], label: str
-) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]], pa.Schema]:
-    """The rows of ``paths`` by id, their schema as the diff lists it, and as Arrow has it."""
+def read_parquet_files(paths: list[Path], label: str) -> tuple[StoredRows, list[dict[str, Any]]]:
+    """The rows of ``paths``, in their order, held as the files' bytes (:class:`StoredRows`),
+    and their schema as the diff lists it; refused if an id occurs twice."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from curate.release.rows import StoredRows, repeated
+
     if not paths:
         raise ReleaseError(f"{label}: no Parquet file")
-    tables = []
+    files, schemas = [], []
     for path in paths:
         try:
-            tables.append(pq.read_table(path))
+            with pa.OSFile(str(path)) as fh:  # into memory: the files may be replaced
+                files.append((path.name, fh.read_buffer()))
+            schemas.append(pq.read_schema(pa.BufferReader(files[-1][1])).remove_metadata())
         except (OSError, pa.ArrowException) as exc:
             raise ReleaseError(f"{label}: cannot read {path.name}: {exc}") from None
-    schema = tables[0].schema.remove_metadata()
-    for path, table in zip(paths[1:], tables[1:], strict=True):
-        if not table.schema.remove_metadata().equals(schema):
+    for path, schema in zip(paths[1:], schemas[1:], strict=True):
+        if not schema.equals(schemas[0]):
             raise ReleaseError(f"{label}: {path.name} has another schema than {paths[0].name}")
-    if "id" not in schema.names:
+    if "id" not in schemas[0].names:
         raise ReleaseError(f"{label}: no `id` column, so records cannot be matched by id")
-    rows: dict[str, dict[str, Any]] = {}
-    for table in tables:
-        for row in table.to_pylist():
-            key = row["id"]
-            if key in rows:
-                raise ReleaseError(f"{label}: id {key} occurs more than once")
-            rows[key] = row
-    return rows, parquet_schema(schema), schema
+    rows = StoredRows(files, label)
+    again = repeated(rows.ids)
+    if again is not None:
+        raise ReleaseError(f"{label}: id {rows.ids[again].as_py()} occurs more than once")
+    return rows, parquet_schema(schemas[0])
 
 
 def read_folder(folder: Path, label: str | None = None) -> Release:
@@ -146,28 +154,24 @@ def read_folder(folder: Path, label: str | None = None) -> Release:
             report = (folder / REPORT_JSON).read_bytes()
     else:
         paths = sorted(folder.glob("data/**/*.parquet")) or sorted(folder.glob("*.parquet"))
-    rows, schema, arrow = read_parquet_files(paths, label)
+    rows, schema = read_parquet_files(paths, label)
     positions = read_positions(folder / POSITIONS) if manifest is not None else None
-    return Release(label, rows, schema, manifest, changelog, arrow, report, positions)
+    return Release(label, rows, schema, manifest, changelog, report, positions)
 
 
-def read_positions(path: Path) -> dict[str, list[tuple[Any, ...]]] | None:
-    """Where each row's sources are, by id, as a build wrote them beside its table (None
-    without the file, or one that does not read: it only ever adds a count of moves)."""
+def read_positions(path: Path) -> pa.Table | None:
+    """Where each row's sources are (``id``, ``sources``), as a build wrote them beside its
+    table (None without the file, or one that does not read: it only ever adds a count of
+    moves)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     if not path.is_file():
         return None
     try:
-        table = pq.read_table(path)
-        ids, places = table.column("id").to_pylist(), table.column("sources").to_pylist()
+        return pq.read_table(path, columns=["id", "sources"])
     except (OSError, KeyError, pa.ArrowException):
         return None
-    return {
-        rid: [(p["file"], p["line"], p["row"]) for p in occ]
-        for rid, occ in zip(ids, places, strict=True)
-    }
 
 
 def manifest_key_problem(rel: object) -> str | None:
@@ -302,8 +306,8 @@ def load_release(
     if path.is_file():
         if path.suffix != ".parquet":
             raise ReleaseUsageError(f"{text}: not a build folder or a .parquet file")
-        rows, schema, arrow = read_parquet_files([path], text)
-        return Release(text, rows, schema, arrow=arrow)
+        rows, schema = read_parquet_files([path], text)
+        return Release(text, rows, schema)
     raise ReleaseUsageError(f"{text}: no such build folder or Parquet file")
 
 

@@ -16,6 +16,7 @@ from curate import release
 from curate.cli import main
 from curate.io import sha256_file
 from curate.pipeline.build import build
+from curate.release.rows import StoredRows
 from curate.settings import Settings
 from validation.config import Config
 
@@ -325,6 +326,19 @@ def test_diff_parquet_files_and_schema(v1, tmp_path, capsys):
     assert data["old"]["version"] is None and data["metadata"] == []
 
 
+def test_a_bare_parquet_files_fingerprint_is_its_builds_whatever_the_row_order(v1, tmp_path):
+    """Without a manifest the fingerprint is digested from the rows in id order: a shuffled
+    copy of the table has the fingerprint the build wrote into its manifest."""
+    table = pq.read_table(v1 / PARQUET)
+    shuffled = table.take(list(range(table.num_rows))[::-1])
+    assert shuffled.column("id").to_pylist() != table.column("id").to_pylist()
+    pq.write_table(shuffled, tmp_path / "shuffled.parquet")
+    manifest = json.loads((v1 / "manifest.json").read_text(encoding="utf-8"))
+    loaded = release.load_release(tmp_path / "shuffled.parquet")
+    assert loaded.manifest is None
+    assert loaded.fingerprint == manifest["fingerprint"]
+
+
 def test_diff_usage_errors(v1, tmp_path, capsys):
     assert main(["diff", str(v1), str(tmp_path / "missing")]) == 2
     assert "no such build folder or Parquet file" in capsys.readouterr().err
@@ -377,16 +391,18 @@ def test_a_release_whose_table_still_named_lines_differs_only_in_its_schema():
     old_sources = [{"file": "a.jsonl", "line": 4, "row": None, "match": "original"}]
     new_sources = [{"file": "a.jsonl", "match": "original"}]
     old = release.Release(
-        "old", {"a1": row("a1", sources=old_sources)},
+        "old", StoredRows.of(pa.Table.from_pylist([row("a1", sources=old_sources)])),
         [{"name": "id", "type": "string"}, {"name": "sources", "type": "list<old>"}],
         {"version": "1.0.0", "fingerprint": "0" * 64},
     )  # fmt: skip
     new = release.Release(
-        "new", {"a1": row("a1", sources=new_sources, source_id="p-1")},
+        "new", StoredRows.of(pa.Table.from_pylist([row("a1", sources=new_sources,
+                                                   source_id="p-1")])),
         [{"name": "id", "type": "string"}, {"name": "sources", "type": "list<new>"},
          {"name": "source_id", "type": "string"}],
         {"version": "2.0.0", "fingerprint": "1" * 64},
-        positions={"a1": [("a.jsonl", 3, None)]},
+        positions=pa.table({"id": ["a1"],
+                            "sources": [[{"file": "a.jsonl", "line": 3, "row": None}]]}),
     )  # fmt: skip
     diff = release.diff_releases(old, new, metadata=[])
     assert diff.changed == [] and diff.added == [] and diff.removed == []
