@@ -34,6 +34,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import uuid
 from collections.abc import Callable, Mapping
@@ -51,6 +52,11 @@ SPOOL = "rows.arrow"  # the spool's name in an entry: a file, or a folder of a s
 LOCK = ".lock"
 TMP = ".tmp-"
 DAMAGED = ".damaged"
+# What this module names in the folder, and so what pruning may remove: an entry (its key), one
+# set aside, and a run's unfinished spool. Anything else there is not ours and stays.
+OURS = re.compile(
+    rf"[0-9a-f]{{40}}(?:{re.escape(DAMAGED)})?|{re.escape(TMP)}[0-9a-f]{{12}}-\d{{7,}}"
+)
 Warn = Callable[[str], None]
 # A spool file as its task wrote it: its path, size and SHA-256.
 Digest = tuple[str, int, str]
@@ -225,7 +231,8 @@ class KeptScans:
 
     def prune(self) -> None:
         """Remove every entry this build did not use, and what interrupted builds left: what is
-        kept is then this build's scans. Not while another build holds the folder."""
+        kept is then this build's scans. Not while another build holds the folder, and nothing
+        but what this module names (:data:`OURS`): the folder may have been the user's."""
         import fcntl
 
         if self._lock is None:
@@ -236,9 +243,10 @@ class KeptScans:
             return  # another build is using it: its entries are not ours to remove
         try:
             for child in self.folder.iterdir():
-                if child.name != LOCK and child.name not in self.used:
+                ours = OURS.fullmatch(child.name) and child.is_dir() and not child.is_symlink()
+                if ours and child.name not in self.used:
                     with contextlib.suppress(OSError):
-                        shutil.rmtree(child) if child.is_dir() else child.unlink()
+                        shutil.rmtree(child)
         finally:
             with contextlib.suppress(OSError):
                 fcntl.flock(self._lock, fcntl.LOCK_SH)

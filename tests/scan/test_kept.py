@@ -132,6 +132,27 @@ def test_a_changed_file_is_scanned_again_and_the_others_are_not(tmp_path, scanne
     assert len(_entries(cache)) == 3  # the old scan of the changed file was pruned
 
 
+def test_pruning_removes_only_the_scans_curate_kept(tmp_path):
+    """A cache folder may be one the user pointed `CURATE_CACHE_DIR` at: pruning removes the
+    entries a build did not use, never a file or folder it did not make."""
+    src, cache = _seeds(tmp_path / "src"), tmp_path / "cache"
+    _build(src, tmp_path / "a", cache)
+    theirs = cache / kept.FOLDER
+    (theirs / "notes.txt").write_text("mine", encoding="utf-8")
+    (theirs / "results").mkdir()
+    (theirs / "results" / "run1.csv").write_text("a,b\n", encoding="utf-8")
+    lookalike = theirs / ("f" * 40 + ".bak")  # a key's length, not a name curate gives
+    lookalike.mkdir()
+    first = _entries(cache)
+    changed = src / SEED_FILES[0].name
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    _build(src, tmp_path / "b", cache)  # succeeds: prunes the changed file's old scan
+    assert len(_entries(cache)) == len(first) and _entries(cache) != first
+    assert (theirs / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert (theirs / "results" / "run1.csv").read_text(encoding="utf-8") == "a,b\n"
+    assert lookalike.is_dir()
+
+
 @pytest.mark.parametrize(
     "changed",
     [
