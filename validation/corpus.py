@@ -70,10 +70,10 @@ class FileResult:
         around = self.lines[max(ri - 1, 0) : ri + 2]
         return ri + 1 if int((around == self.lines[ri]).sum()) > 1 else None
 
-    def record_at(self, line: int) -> int | None:
-        """The index of the record that starts on ``line``, or None."""
-        k = int(np.searchsorted(self.lines, line))
-        return k if k < len(self.lines) and int(self.lines[k]) == line else None
+    def record_at(self, line: int, row: int | None = None) -> int | None:
+        """The index of the record that starts on ``line`` (and is ``row``: see
+        :func:`record_at`), or None."""
+        return record_at(self.lines, self.rows, line, row)
 
     def relocated(self, path: str, index: int) -> FileResult:
         """The same result for the same bytes found under another path, as the run's file
@@ -84,6 +84,20 @@ class FileResult:
             return replace(f, file=path, record=record)
 
         return replace(self, path=path, findings=[moved(f) for f in self.findings])
+
+
+def record_at(lines: np.ndarray, rows: np.ndarray | None, line: int, row: int | None) -> int | None:
+    """The index of the record that starts on ``line`` among records starting at ``lines``
+    (ascending), or None. Where several start on it (a JSON array written on one line) ``row``,
+    the element's number, tells them apart; where it does not, there is no answer rather than
+    a neighbour's."""
+    lo, hi = (int(k) for k in np.searchsorted(lines, [line, line + 1]))
+    if hi - lo == 1:
+        return lo
+    if hi - lo > 1 and row is not None and rows is not None:
+        hits = np.flatnonzero(rows[lo:hi] == row)
+        return lo + int(hits[0]) if len(hits) == 1 else None
+    return None
 
 
 class RecordIndex:

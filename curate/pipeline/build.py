@@ -46,7 +46,7 @@ from curate.ingest.discover import refuse_missing
 from curate.io import sha256_file
 from curate.pipeline.validate import ValidationRun, validate_paths
 from curate.release import bucket, output
-from curate.report.html import Place, RecordTexts, place_of, record_at, render_report
+from curate.report.html import Place, RecordTexts, place_of, render_report
 from curate.scan.kept import KeptScans
 from curate.scan.run import Rows, stderr_warning
 from curate.settings import Settings
@@ -597,7 +597,7 @@ def _spooled_texts(run: ValidationRun) -> RecordTexts:
                 by_file.setdefault(index[place[0]], []).append(place)
         for fi, places in sorted(by_file.items()):
             f = run.files[fi]
-            at = {place: record_at(f.lines, f.rows, place) for place in places}
+            at = {place: f.record_at(place[1], place[2]) for place in places}
             found = [place for place, ri in at.items() if ri is not None]
             spool = run.spools[fi]
             if not found or spool is None:

@@ -257,8 +257,8 @@ def diff_releases(old: Release, new: Release, *, metadata: list[str] | None = No
     passes what differs once the version is set aside)."""
     diff = Diff(old=old.summary(), new=new.summary())
     matched = rows.match(old.rows.ids, new.rows.ids)
-    removed = {r["id"]: r for r in rows.take_rows(old.rows, matched.removed)}
-    added = {r["id"]: r for r in rows.take_rows(new.rows, matched.added)}
+    removed = {r["id"]: r for r in old.rows.take(matched.removed)}
+    added = {r["id"]: r for r in new.rows.take(matched.added)}
     by_key = same_source_id(removed, added)
     diff.edited = sorted(
         by_key + edits(
@@ -305,8 +305,8 @@ def _changed(
     # A column only one side has is a schema change, said once, not a change of each row.
     columns = [c for c in old.rows.column_names if c in new.rows.column_names]
     maybe = rows.differing(old.rows, new.rows, matched, columns)
-    befores = rows.take_rows(old.rows, matched.old[maybe])
-    afters = rows.take_rows(new.rows, matched.new[maybe])
+    befores = old.rows.take(matched.old[maybe])
+    afters = new.rows.take(matched.new[maybe])
     found = []
     for at, a, b in zip(maybe.tolist(), befores, afters, strict=True):
         differ = [c for c in a if c in b and compared(c, a[c]) != compared(c, b[c])]

@@ -184,11 +184,6 @@ def match(old_ids: pa.ChunkedArray, new_ids: pa.ChunkedArray) -> Matched:
     return Matched(old, np.flatnonzero(found), np.flatnonzero(~found), np.flatnonzero(~seen))
 
 
-def take_rows(rows: StoredRows, indices: np.ndarray) -> list[dict[str, Any]]:
-    """The rows at ``indices``, as dicts, in that order."""
-    return rows.take(indices)
-
-
 def rows_by_id(rows: StoredRows, ids: Iterable[Any], columns: Sequence[str]) -> dict[Any, dict]:
     """The rows of ``ids`` that ``rows`` holds, by id, with ``id`` and those of ``columns`` it
     has."""

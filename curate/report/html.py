@@ -31,6 +31,7 @@ from curate.dataset.manifest import POSITIONS, REPORT_HTML
 from curate.io import sha256_file
 from curate.report.charts import COLOURS, bar_chart, length_chart
 from validation import normalize
+from validation.corpus import record_at
 from validation.measures import percentile
 
 # Where a record is: its file's name, its line, and its row (a table's row, an array element's
@@ -235,25 +236,10 @@ def _record_texts(paths: dict[str, tuple[Path, str]], wanted: set[Place]) -> dic
         lines = np.array([r.line for r in records], np.int64)
         rows = np.array([r.row or 0 for r in records], np.int64)
         for place in places:
-            at = record_at(lines, rows, place)
+            at = record_at(lines, rows, place[1], place[2])
             if at is not None:
                 out[place] = records[at].text
     return out
-
-
-def record_at(lines: np.ndarray, rows: np.ndarray | None, place: Place) -> int | None:
-    """The index of the record at ``place`` among records starting at ``lines`` (ascending),
-    or None. Where several start on its line (a JSON array written on one line) the place's
-    row, the element's number, tells them apart; where it does not, there is no answer
-    rather than a neighbour's text."""
-    _, line, row = place
-    lo, hi = (int(k) for k in np.searchsorted(lines, [line, line + 1]))
-    if hi - lo == 1:
-        return lo
-    if hi - lo > 1 and row is not None and rows is not None:
-        hits = np.flatnonzero(rows[lo:hi] == row)
-        return lo + int(hits[0]) if len(hits) == 1 else None
-    return None
 
 
 def _text_columns(manifest: dict[str, Any]) -> tuple[tuple[str, str], ...]:

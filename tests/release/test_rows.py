@@ -68,14 +68,14 @@ def _release(label: str, rows_: list[dict], schema: pa.Schema = SCHEMA) -> relea
 def materialised(monkeypatch) -> list[str]:
     """The ids of every row a comparison turns into a Python dict."""
     seen: list[str] = []
-    take = rows.take_rows
+    take = rows.StoredRows.take
 
-    def recording(table, indices):
-        out = take(table, indices)
+    def recording(table, indices, columns=None):
+        out = take(table, indices, columns)
         seen.extend(r["id"] for r in out)
         return out
 
-    monkeypatch.setattr(rows, "take_rows", recording)
+    monkeypatch.setattr(rows.StoredRows, "take", recording)
     return seen
 
 
